@@ -1,0 +1,36 @@
+# The two commands of the README's quick start: `make run` and `make test`.
+# Everything the tests need is installed and started here, so a fresh clone passes.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test setup system lint-self clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Debian packages and daemons the tests talk to for real (root on CI; best effort elsewhere).
+system:
+	@bash scripts/ensure-system.sh
+
+run: setup
+	@bash scripts/run-suite.sh
+
+lint-self: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: setup system lint-self
+	@bash scripts/run-tests.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from endstate_author.cli import main
+
+main()

@@ -1,0 +1,362 @@
+"""What a rule sees: one task folder, parsed once, with everything cached.
+
+Rules never read files themselves and never raise for bad input: they ask the context,
+which answers ``None`` or an empty listing when something is missing or unreadable, and
+which turns a JSON node into a :class:`Diagnostic` with an exact range.
+
+Everything here is read-only. Symlinks are listed as links and never followed, so a
+hostile fixture cannot make lint read outside the task.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from endstate_author.diagnostics import Diagnostic, Fix, Severity
+from endstate_author.jsonpos import JNode, JPair, JsonDocument, LineIndex, parse
+from endstate_harness.task import (
+    DEFECTS_DIR,
+    FIXTURE_DIR,
+    HOLDOUT_DIR,
+    ORACLE_FILE,
+    PROMPT_FILE,
+    SOLUTION_DIR,
+    TASK_FILE,
+    TaskManifest,
+)
+
+if TYPE_CHECKING:
+    from endstate_author.catalogue import Catalogue, GraderInfo
+    from endstate_author.config import Config
+
+MAX_MANIFEST_BYTES = 1 << 20
+"""A task.json over 1 MiB is not read (ES001 says why)."""
+
+JsonPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a task's tree, by forward-slash path relative to that tree."""
+
+    rel: str
+    path: Path
+    is_symlink: bool
+    is_dir: bool
+    size: int
+
+
+def walk_tree(root: Path, *, max_entries: int = 200_000) -> dict[str, TreeEntry]:
+    """Every entry below ``root`` without following symlinks; {} when ``root`` is missing."""
+    out: dict[str, TreeEntry] = {}
+    if root.is_symlink() or not root.is_dir():
+        return out
+    stack = [root]
+    while stack and len(out) < max_entries:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            rel = path.relative_to(root).as_posix()
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+                size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+            out[rel] = TreeEntry(rel, path, is_link, is_dir, size)
+            if is_dir and not is_link:
+                stack.append(path)
+    return out
+
+
+class TaskContext:
+    """One task folder as the rules see it."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        suite_root: Path | None = None,
+        config: Config | None = None,
+        text: bytes | None = None,
+        catalogue: Catalogue | None = None,
+    ) -> None:
+        self.root = root
+        self.manifest_path = root / TASK_FILE
+        self.suite_root = suite_root or root.parent
+        self._config = config
+        self._text = text
+        self._catalogue = catalogue
+        self.read_error: str | None = None
+
+    # ----- the manifest ---------------------------------------------------------------
+
+    @cached_property
+    def raw(self) -> bytes | None:
+        if self._text is not None:
+            return self._text
+        try:
+            if self.manifest_path.is_dir():
+                self.read_error = "task.json is a directory, not a file"
+                return None
+            size = self.manifest_path.stat().st_size
+            if size > MAX_MANIFEST_BYTES:
+                self.read_error = (
+                    f"task.json is {size / 1048576:.1f} MiB; a manifest over 1 MiB is not read"
+                )
+                return None
+            return self.manifest_path.read_bytes()
+        except OSError as exc:
+            self.read_error = f"task.json cannot be read: {exc.strerror or exc}"
+            return None
+
+    @cached_property
+    def doc(self) -> JsonDocument | None:
+        raw = self.raw
+        return parse(raw) if raw is not None else None
+
+    @cached_property
+    def index(self) -> LineIndex:
+        return self.doc.index if self.doc is not None else LineIndex(b"")
+
+    @property
+    def valid_json(self) -> bool:
+        return self.doc is not None and self.doc.error is None and self.doc.root is not None
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The manifest as Python, {} unless it is a valid JSON object."""
+        if self.valid_json and self.doc is not None and self.doc.root is not None:
+            value = self.doc.root.to_python()
+            if isinstance(value, dict):
+                return value
+        return {}
+
+    @property
+    def is_object(self) -> bool:
+        return self.valid_json and self.doc is not None and self.doc.root is not None and self.doc.root.kind == "object"
+
+    @cached_property
+    def model_errors(self) -> list[dict[str, Any]]:
+        """pydantic's errors for the manifest (loc, type, msg, input), [] when it validates."""
+        if not self.is_object:
+            return []
+        from pydantic import ValidationError
+
+        try:
+            TaskManifest.model_validate(self.data)
+        except ValidationError as exc:
+            return list(exc.errors(include_url=False))
+        return []
+
+    @cached_property
+    def manifest(self) -> TaskManifest | None:
+        if self.is_object and not self.model_errors:
+            return TaskManifest.model_validate(self.data)
+        return None
+
+    @property
+    def category(self) -> str:
+        value = self.data.get("category", "bug-fix")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def task_id(self) -> str:
+        value = self.data.get("id")
+        return value if isinstance(value, str) else self.root.name
+
+    def node(self, path: JsonPath) -> JNode | None:
+        return self.doc.node_at_path(path) if self.doc is not None else None
+
+    def pair(self, path: JsonPath) -> JPair | None:
+        return self.doc.pair_at_path(path) if self.doc is not None else None
+
+    def grader_entries(self) -> Iterator[tuple[int, str, dict[str, Any], JNode]]:
+        """(index, name, args, node) for each well-shaped entry of ``graders``."""
+        graders = self.data.get("graders")
+        node = self.node(("graders",))
+        if not isinstance(graders, list) or node is None:
+            return
+        for i, entry in enumerate(graders):
+            if not isinstance(entry, dict) or i >= len(node.items):
+                continue
+            name = entry.get("name")
+            args = entry.get("args", {})
+            if isinstance(name, str) and isinstance(args, dict):
+                yield i, name, args, node.items[i]
+
+    # ----- files around the manifest -----------------------------------------------------
+
+    def tree(self, name: str) -> dict[str, TreeEntry]:
+        return self._trees.setdefault(name, walk_tree(self.root / name))
+
+    @cached_property
+    def _trees(self) -> dict[str, dict[str, TreeEntry]]:
+        return {}
+
+    @property
+    def fixture(self) -> dict[str, TreeEntry]:
+        return self.tree(FIXTURE_DIR)
+
+    @property
+    def holdout(self) -> dict[str, TreeEntry]:
+        return self.tree(HOLDOUT_DIR)
+
+    @property
+    def solution(self) -> dict[str, TreeEntry]:
+        return self.tree(SOLUTION_DIR)
+
+    def files(self, name: str) -> dict[str, TreeEntry]:
+        """Regular files (and symlinks) of a tree, without directories."""
+        return {rel: e for rel, e in self.tree(name).items() if not e.is_dir}
+
+    def has_dir(self, name: str) -> bool:
+        path = self.root / name
+        return path.is_dir() and not path.is_symlink()
+
+    @cached_property
+    def defects(self) -> list[str]:
+        folder = self.root / DEFECTS_DIR
+        if not folder.is_dir() or folder.is_symlink():
+            return []
+        try:
+            return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            return []
+
+    @cached_property
+    def prompt_md(self) -> str | None:
+        """prompt.md's text, or None when there is none (undecodable bytes are replaced)."""
+        path = self.root / PROMPT_FILE
+        try:
+            if path.is_file():
+                return path.read_bytes()[:MAX_MANIFEST_BYTES].decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        return None
+
+    @property
+    def oracle_path(self) -> Path:
+        return self.root / ORACLE_FILE
+
+    def read_tree_text(self, name: str, rel: str) -> str | None:
+        """Text of ``<tree>/<rel>``; None if missing, a link, binary or over 1 MiB."""
+        entry = self.files(name).get(rel)
+        if entry is None or entry.is_symlink or entry.size > MAX_MANIFEST_BYTES:
+            return None
+        try:
+            data = entry.path.read_bytes()
+        except OSError:
+            return None
+        if b"\x00" in data:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    # ----- configuration and graders -----------------------------------------------------
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            from endstate_author.config import Config
+
+            self._config = Config()
+        return self._config
+
+    @property
+    def catalogue(self) -> Catalogue:
+        if self._catalogue is None:
+            from endstate_author.catalogue import Catalogue
+
+            self._catalogue = Catalogue.for_task(self.root, self.suite_root, self.config)
+        return self._catalogue
+
+    def resolve(self, name: str) -> GraderInfo | None:
+        """Static look-up of a grader (never imports suite code); None when not found."""
+        return self.catalogue.resolve(name)
+
+    # ----- making findings ---------------------------------------------------------------
+
+    def at_node(
+        self,
+        code: str,
+        message: str,
+        node: JNode | JPair | None,
+        *,
+        severity: Severity | None = None,
+        fix: Fix | None = None,
+    ) -> Diagnostic:
+        """A finding on a JSON node (or on a whole member, key through value)."""
+        if node is None:
+            return self.at_file(code, message, self.manifest_path, severity=severity, fix=fix)
+        start, end = node.start, node.end
+        sl, sc = self.index.position(start)
+        el, ec = self.index.position(end)
+        return Diagnostic(
+            code=code,
+            severity=severity or _default_severity(code),
+            message=message,
+            file=self.manifest_path,
+            line=sl + 1,
+            column=sc + 1,
+            end_line=el + 1,
+            end_column=ec + 1,
+            start_offset=start,
+            end_offset=end,
+            fix=fix,
+        )
+
+    def at_key(self, code: str, message: str, path: JsonPath, **kw: Any) -> Diagnostic:
+        """A finding on the key of the member at ``path`` (falls back to its value)."""
+        pair = self.pair(path)
+        return self.at_node(code, message, pair.key_node if pair else self.node(path), **kw)
+
+    def at_value(self, code: str, message: str, path: JsonPath, **kw: Any) -> Diagnostic:
+        """A finding on the value at ``path``; the nearest existing ancestor otherwise."""
+        for cut in range(len(path), -1, -1):
+            node = self.node(path[:cut])
+            if node is not None:
+                return self.at_node(code, message, node, **kw)
+        return self.at_node(code, message, None, **kw)
+
+    def at_file(
+        self,
+        code: str,
+        message: str,
+        file: Path,
+        *,
+        line: int = 1,
+        column: int = 1,
+        end_line: int | None = None,
+        end_column: int | None = None,
+        severity: Severity | None = None,
+        fix: Fix | None = None,
+    ) -> Diagnostic:
+        """A finding about a file (a missing ``__init__.py``, a symlink, a grader module)."""
+        return Diagnostic(
+            code=code,
+            severity=severity or _default_severity(code),
+            message=message,
+            file=file,
+            line=line,
+            column=column,
+            end_line=end_line if end_line is not None else line,
+            end_column=end_column if end_column is not None else column,
+            fix=fix,
+        )
+
+
+def _default_severity(code: str) -> Severity:
+    from endstate_author.rules.registry import RULES
+
+    rule = RULES.get(code)
+    return rule.severity if rule else "error"

@@ -1,0 +1,88 @@
+"""Findings: what lint, prove and the editor show an author.
+
+A :class:`Diagnostic` carries a stable code (shared/spec/rules.md), a severity, a message
+that says what is wrong *and why it matters*, the file it is about and an exact range.
+Ranges are kept twice: as 1-based line/column for people and the JSON/SARIF outputs
+(``end_column`` is exclusive: the column just past the node), and as byte offsets into the
+file so the language server can convert to UTF-16 positions without re-deriving anything.
+
+A finding may carry a :class:`Fix`. ``safe`` fixes are applied by ``lint --fix``; the others
+are offered as quick fixes in the editor only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace bytes ``start:end`` of ``file`` with ``new_text``."""
+
+    file: Path
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileCreate:
+    """Create ``file`` with ``content`` (never overwrites an existing file)."""
+
+    file: Path
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    edits: tuple[TextEdit, ...] = ()
+    creates: tuple[FileCreate, ...] = ()
+    safe: bool = True
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    file: Path
+    line: int = 1
+    column: int = 1
+    end_line: int = 1
+    end_column: int = 1
+    start_offset: int | None = None
+    end_offset: int | None = None
+    fix: Fix | None = None
+    rule: str = ""
+    related: list[str] = field(default_factory=list)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (str(self.file), self.line, self.column, self.code)
+
+    def to_json(self, relative_to: Path | None = None) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "file": display_path(self.file, relative_to),
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+        }
+
+
+def display_path(path: Path, relative_to: Path | None = None) -> str:
+    """The path as the user gave it, or relative to the working directory when below it."""
+    base = relative_to or Path.cwd()
+    try:
+        if path.is_absolute():
+            return path.relative_to(base).as_posix()
+    except ValueError:
+        pass
+    return path.as_posix()

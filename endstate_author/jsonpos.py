@@ -1,0 +1,290 @@
+"""JSON with positions: every node of task.json knows its exact byte range.
+
+Two parsers, each for what it is best at:
+
+* the standard library's ``json`` decides *validity* and the position of the first syntax
+  error (it is exact and fast, and it is what endstate itself uses);
+* tree-sitter-json gives the *tree with positions*, tolerant of errors, so a half-typed file
+  in an editor still has objects, keys and values the linter and completion can point at.
+
+Duplicate keys are kept in :attr:`JNode.pairs` in order (``json`` keeps the last silently,
+which is why ES003 exists); :meth:`JNode.get` answers with the last, as ``json`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+MAX_DEPTH = 200
+"""Nesting deeper than this is refused with a diagnostic (a task.json is never that deep)."""
+
+
+class JsonSyntaxError(ValueError):
+    """Invalid JSON: ``offset`` is the byte offset of the problem, ``message`` says what."""
+
+    def __init__(self, message: str, offset: int, end: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.end = offset if end is None else end
+
+
+@dataclass(slots=True, eq=False)
+class JPair:
+    key: str
+    key_node: JNode
+    value: JNode | None
+    start: int
+    end: int
+
+
+@dataclass(slots=True, eq=False)
+class JNode:
+    """One JSON value. ``kind`` is object, array, string, number, true, false, null or error."""
+
+    kind: str
+    start: int
+    end: int
+    value: Any = None
+    pairs: list[JPair] = field(default_factory=list)
+    items: list[JNode] = field(default_factory=list)
+
+    def get(self, key: str) -> JNode | None:
+        """The value of the *last* member named ``key`` (what ``json`` would keep)."""
+        for pair in reversed(self.pairs):
+            if pair.key == key:
+                return pair.value
+        return None
+
+    def pair(self, key: str) -> JPair | None:
+        for pair in reversed(self.pairs):
+            if pair.key == key:
+                return pair
+        return None
+
+    def to_python(self) -> Any:
+        if self.kind == "object":
+            return {p.key: (p.value.to_python() if p.value else None) for p in self.pairs}
+        if self.kind == "array":
+            return [item.to_python() for item in self.items]
+        return self.value
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter_json
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_json.language()))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class LineIndex:
+    """Byte offsets to (line, column) in characters or UTF-16 units, all 0-based."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        starts = [0]
+        pos = data.find(b"\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = data.find(b"\n", pos + 1)
+        self.line_starts = starts
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.line_starts, offset) - 1
+
+    def position(self, offset: int, *, utf16: bool = False) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.data)))
+        line = self.line_of(offset)
+        prefix = self.data[self.line_starts[line] : offset].decode("utf-8", errors="replace")
+        if utf16:
+            return line, len(prefix.encode("utf-16-le")) // 2
+        return line, len(prefix)
+
+    def offset(self, line: int, column: int, *, utf16: bool = False) -> int:
+        """The byte offset of a 0-based (line, column); clamped to the text."""
+        if line >= len(self.line_starts):
+            return len(self.data)
+        start = self.line_starts[max(0, line)]
+        end = self.line_starts[line + 1] - 1 if line + 1 < len(self.line_starts) else len(self.data)
+        text = self.data[start:end].decode("utf-8", errors="replace")
+        if utf16:
+            units = 0
+            for i, ch in enumerate(text):
+                if units >= column:
+                    return start + len(text[:i].encode("utf-8"))
+                units += 2 if ord(ch) > 0xFFFF else 1
+            return end
+        return start + len(text[:column].encode("utf-8"))
+
+    def line_text(self, line: int) -> str:
+        start = self.line_starts[line]
+        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.data)
+        return self.data[start:end].decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+@dataclass
+class JsonDocument:
+    """A parsed task.json: its bytes, tree, value and (if invalid) first syntax error."""
+
+    data: bytes
+    root: JNode | None
+    error: JsonSyntaxError | None
+    index: LineIndex
+
+    @property
+    def value(self) -> Any:
+        return self.root.to_python() if self.root is not None else None
+
+    def node_at_path(self, path: tuple[str | int, ...]) -> JNode | None:
+        node = self.root
+        for part in path:
+            if node is None:
+                return None
+            if isinstance(part, int):
+                node = node.items[part] if node.kind == "array" and part < len(node.items) else None
+            else:
+                node = node.get(part) if node.kind == "object" else None
+        return node
+
+    def pair_at_path(self, path: tuple[str | int, ...]) -> JPair | None:
+        if not path or not isinstance(path[-1], str):
+            return None
+        parent = self.node_at_path(path[:-1])
+        if parent is None or parent.kind != "object":
+            return None
+        return parent.pair(path[-1])
+
+
+def _check_encoding(data: bytes) -> JsonSyntaxError | None:
+    if not data.strip():
+        return JsonSyntaxError("the file is empty", 0)
+    if data.startswith(b"\xef\xbb\xbf"):
+        return JsonSyntaxError("the file starts with a byte-order mark (BOM); save it as UTF-8 without one", 0, 3)
+    if b"\x00" in data[:8192]:
+        return JsonSyntaxError("the file is binary (it holds NUL bytes), not JSON text", data.find(b"\x00"))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return JsonSyntaxError(f"the file is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})", exc.start, exc.start + 1)
+    return None
+
+
+def _validity(data: bytes) -> JsonSyntaxError | None:
+    text = data.decode("utf-8")
+    try:
+        json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        offset = len(text[: exc.pos].encode("utf-8"))
+        return JsonSyntaxError(exc.msg, offset, offset + 1)
+    except ValueError as exc:
+        return JsonSyntaxError(str(exc), 0)
+    except RecursionError:
+        return JsonSyntaxError(f"nesting is deeper than {MAX_DEPTH} levels", 0)
+    return None
+
+
+def parse(data: bytes | str) -> JsonDocument:
+    """Parse task.json bytes. Never raises: problems come back in ``error``."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    index = LineIndex(data)
+    error = _check_encoding(data)
+    if error is not None and error.message.startswith(("the file is binary", "the file is not UTF-8")):
+        return JsonDocument(data, None, error, index)
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    shift = len(data) - len(body)
+    if error is None:
+        error = _validity(data)
+    tree = _parser().parse(body)
+    root: JNode | None
+    try:
+        root = _build_root(tree.root_node, body, shift)
+    except _TooDeep as deep:
+        return JsonDocument(data, None, JsonSyntaxError(f"nesting is deeper than {MAX_DEPTH} levels", deep.offset), index)
+    return JsonDocument(data, root, error, index)
+
+
+class _TooDeep(Exception):
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+
+
+def _build_root(document: Any, body: bytes, shift: int) -> JNode | None:
+    for child in document.named_children:
+        if child.type == "comment":
+            continue
+        if child.type == "ERROR":
+            inner = [c for c in child.named_children if c.type in _VALUE_TYPES]
+            if inner:
+                return _build(inner[0], body, shift, 0)
+            continue
+        return _build(child, body, shift, 0)
+    return None
+
+
+_VALUE_TYPES = frozenset({"object", "array", "string", "number", "true", "false", "null"})
+
+
+def _scalar(text: bytes) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _build(node: Any, body: bytes, shift: int, depth: int) -> JNode:
+    if depth > MAX_DEPTH:
+        raise _TooDeep(node.start_byte + shift)
+    kind = node.type
+    start, end = node.start_byte + shift, node.end_byte + shift
+    if kind == "object":
+        obj = JNode("object", start, end)
+        for child in node.named_children:
+            if child.type == "pair":
+                obj.pairs.append(_pair(child, body, shift, depth))
+            elif child.type == "ERROR":
+                # a half-typed member such as `"key"` or `"key":` with no value
+                strings = [c for c in child.named_children if c.type == "string"]
+                for s in strings:
+                    key_node = _build(s, body, shift, depth + 1)
+                    obj.pairs.append(
+                        JPair(str(key_node.value), key_node, None, key_node.start, key_node.end)
+                    )
+        return obj
+    if kind == "array":
+        arr = JNode("array", start, end)
+        for child in node.named_children:
+            if child.type in _VALUE_TYPES:
+                arr.items.append(_build(child, body, shift, depth + 1))
+        return arr
+    if kind in ("string", "number"):
+        value = _scalar(body[node.start_byte : node.end_byte])
+        if kind == "string" and value is None:
+            raw = body[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+            value = raw.strip('"')
+        return JNode(kind, start, end, value)
+    if kind == "true":
+        return JNode("true", start, end, True)
+    if kind == "false":
+        return JNode("false", start, end, False)
+    if kind == "null":
+        return JNode("null", start, end, None)
+    return JNode("error", start, end)
+
+
+def _pair(node: Any, body: bytes, shift: int, depth: int) -> JPair:
+    key_ts = node.child_by_field_name("key")
+    value_ts = node.child_by_field_name("value")
+    key_node = _build(key_ts, body, shift, depth + 1) if key_ts is not None else JNode("error", node.start_byte + shift, node.start_byte + shift)
+    value = _build(value_ts, body, shift, depth + 1) if value_ts is not None else None
+    key = key_node.value if isinstance(key_node.value, str) else str(key_node.value)
+    return JPair(key, key_node, value, node.start_byte + shift, node.end_byte + shift)
