@@ -9,7 +9,7 @@ never a traceback (``main`` is the last line of that defence).
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -27,7 +27,7 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
     sarif = "sarif"
@@ -202,8 +202,10 @@ def new(
         raise _fail(f"cannot write under {suite}: {exc.strerror or exc}") from None
     for path in written:
         typer.echo(f"created {path}")
-    typer.echo(f"next: edit {suite / task_id / 'prompt.md'}, then `endstate-author lint "
-               f"{suite / task_id}` and `endstate-author prove {suite / task_id}`")
+    typer.echo(
+        f"next: edit {suite / task_id / 'prompt.md'}, then `endstate-author lint "
+        f"{suite / task_id}` and `endstate-author prove {suite / task_id}`"
+    )
 
 
 @app.command()
@@ -250,7 +252,7 @@ def main() -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+    except Exception as exc:
         typer.echo(f"endstate-author: internal error: {type(exc).__name__}: {exc}", err=True)
         typer.echo("please report it with the input that caused it", err=True)
         sys.exit(2)

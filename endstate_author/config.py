@@ -64,7 +64,7 @@ _KNOWN = {"select", "ignore", "severity", "per-task-ignores", "grader-paths"}
 
 def _codes(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where} must be a list of code prefixes such as [\"ES106\"]")
+        raise ConfigError(f'{where} must be a list of code prefixes such as ["ES106"]')
     return [v.strip().upper() for v in value]
 
 
@@ -83,10 +83,10 @@ def parse_config(table: dict[str, Any], source: Path) -> Config:
         config.ignore = _codes(table["ignore"], f"{where} ignore")
     sev = table.get("severity", {})
     if not isinstance(sev, dict):
-        raise ConfigError(f"{where} severity must be a table of CODE = \"error\"|\"warning\"")
+        raise ConfigError(f'{where} severity must be a table of CODE = "error"|"warning"')
     for code, level in sev.items():
         if level not in ("error", "warning"):
-            raise ConfigError(f"{where} severity.{code} must be \"error\" or \"warning\"")
+            raise ConfigError(f'{where} severity.{code} must be "error" or "warning"')
         config.severity[code.upper()] = level
     pti = table.get("per-task-ignores", {})
     if not isinstance(pti, dict):

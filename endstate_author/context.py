@@ -144,7 +144,12 @@ class TaskContext:
 
     @property
     def is_object(self) -> bool:
-        return self.valid_json and self.doc is not None and self.doc.root is not None and self.doc.root.kind == "object"
+        return (
+            self.valid_json
+            and self.doc is not None
+            and self.doc.root is not None
+            and self.doc.root.kind == "object"
+        )
 
     @cached_property
     def model_errors(self) -> list[dict[str, Any]]:

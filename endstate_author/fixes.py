@@ -59,7 +59,7 @@ def plan_fixes(diagnostics: Sequence[Diagnostic], *, include_unsafe: bool = Fals
             continue
         ranges = [(e.file, e.start, e.end) for e in fix.edits]
         clash = any(
-            s < e2 and s2 < e or (s == s2 == e == e2)
+            (s < e2 and s2 < e) or (s == s2 == e == e2)
             for f, s, e in ranges
             for s2, e2 in taken.get(f, [])
         )

@@ -17,7 +17,9 @@ from endstate_author.diagnostics import Diagnostic, display_path
 
 FORMATS = ("text", "json", "sarif", "github")
 
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 
 
 def to_json(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
@@ -151,8 +153,9 @@ def render_text(
     from rich.console import Console
     from rich.markup import escape
 
-    console = Console(file=out, force_terminal=color, no_color=color is False, highlight=False,
-                      soft_wrap=True)
+    console = Console(
+        file=out, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=True
+    )
     cache: dict[Path, list[str] | None] = {}
     current: Path | None = None
     for d in diagnostics:

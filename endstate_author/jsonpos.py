@@ -168,13 +168,21 @@ def _check_encoding(data: bytes) -> JsonSyntaxError | None:
     if not data.strip():
         return JsonSyntaxError("the file is empty", 0)
     if data.startswith(b"\xef\xbb\xbf"):
-        return JsonSyntaxError("the file starts with a byte-order mark (BOM); save it as UTF-8 without one", 0, 3)
+        return JsonSyntaxError(
+            "the file starts with a byte-order mark (BOM); save it as UTF-8 without one", 0, 3
+        )
     if b"\x00" in data[:8192]:
-        return JsonSyntaxError("the file is binary (it holds NUL bytes), not JSON text", data.find(b"\x00"))
+        return JsonSyntaxError(
+            "the file is binary (it holds NUL bytes), not JSON text", data.find(b"\x00")
+        )
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return JsonSyntaxError(f"the file is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})", exc.start, exc.start + 1)
+        return JsonSyntaxError(
+            f"the file is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",
+            exc.start,
+            exc.start + 1,
+        )
     return None
 
 
@@ -198,7 +206,9 @@ def parse(data: bytes | str) -> JsonDocument:
         data = data.encode("utf-8")
     index = LineIndex(data)
     error = _check_encoding(data)
-    if error is not None and error.message.startswith(("the file is binary", "the file is not UTF-8")):
+    if error is not None and error.message.startswith(
+        ("the file is binary", "the file is not UTF-8")
+    ):
         return JsonDocument(data, None, error, index)
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
     shift = len(data) - len(body)
@@ -209,7 +219,12 @@ def parse(data: bytes | str) -> JsonDocument:
     try:
         root = _build_root(tree.root_node, body, shift)
     except _TooDeep as deep:
-        return JsonDocument(data, None, JsonSyntaxError(f"nesting is deeper than {MAX_DEPTH} levels", deep.offset), index)
+        return JsonDocument(
+            data,
+            None,
+            JsonSyntaxError(f"nesting is deeper than {MAX_DEPTH} levels", deep.offset),
+            index,
+        )
     return JsonDocument(data, root, error, index)
 
 
@@ -284,7 +299,11 @@ def _build(node: Any, body: bytes, shift: int, depth: int) -> JNode:
 def _pair(node: Any, body: bytes, shift: int, depth: int) -> JPair:
     key_ts = node.child_by_field_name("key")
     value_ts = node.child_by_field_name("value")
-    key_node = _build(key_ts, body, shift, depth + 1) if key_ts is not None else JNode("error", node.start_byte + shift, node.start_byte + shift)
+    key_node = (
+        _build(key_ts, body, shift, depth + 1)
+        if key_ts is not None
+        else JNode("error", node.start_byte + shift, node.start_byte + shift)
+    )
     value = _build(value_ts, body, shift, depth + 1) if value_ts is not None else None
     key = key_node.value if isinstance(key_node.value, str) else str(key_node.value)
     return JPair(key, key_node, value, node.start_byte + shift, node.end_byte + shift)

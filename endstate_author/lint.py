@@ -76,7 +76,7 @@ def run_rules(ctx: TaskContext, config: Config) -> list[Diagnostic]:
         except RecursionError as exc:
             out.append(_crash(rule, ctx.manifest_path, exc))
             continue
-        except Exception as exc:  # noqa: BLE001 - a crashing rule must not hide the others
+        except Exception as exc:
             out.append(_crash(rule, ctx.manifest_path, exc))
             continue
         for diag in found:
@@ -94,7 +94,7 @@ def run_suite_rules(contexts: Sequence[TaskContext], config: Config) -> list[Dia
         try:
             assert rule.func is not None
             found = list(rule.func(list(contexts)))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             out.append(_crash(rule, contexts[0].manifest_path, exc))
             continue
         for diag in found:
@@ -121,7 +121,7 @@ def lint_task(
 def _safe_discover(root: Path) -> Config:
     try:
         return discover(root)
-    except Exception:  # noqa: BLE001 - the editor path: a bad config must not stop linting
+    except Exception:
         return Config()
 
 

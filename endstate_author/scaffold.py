@@ -76,7 +76,10 @@ _WORK_GRADERS: list[dict[str, Any]] = [
         "args": {"paths": ["tests/__init__.py", "tests/test_core.py"]},
     },
     {"name": "endstate.evals.graders:no_new_skips"},
-    {"name": "endstate.evals.graders:changed_paths_within", "args": {"allowed": [f"{_PACKAGE}/*.py"]}},
+    {
+        "name": "endstate.evals.graders:changed_paths_within",
+        "args": {"allowed": [f"{_PACKAGE}/*.py"]},
+    },
 ]
 
 _PROMPTS = {

@@ -19,7 +19,14 @@ LINT_JSON_SCHEMA = {
         "type": "object",
         "additionalProperties": False,
         "required": [
-            "code", "severity", "message", "file", "line", "column", "end_line", "end_column",
+            "code",
+            "severity",
+            "message",
+            "file",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
         ],
         "properties": {
             "code": {"type": "string", "pattern": "^ES[0-9]{3}$"},
@@ -72,7 +79,9 @@ def test_sarif_output_validates_against_the_official_schema(broken_suite: Path) 
     sarif = json.loads(proc.stdout)
     jsonschema.Draft4Validator(schema).validate(sarif)
     results = sarif["runs"][0]["results"]
-    assert results and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in results)
+    assert results and all(
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in results
+    )
 
 
 def test_github_annotations(broken_suite: Path) -> None:

@@ -81,7 +81,11 @@ def _rename_fix(ctx: TaskContext, loc: Loc, new_key: str) -> Fix | None:
         return None
     return Fix(
         title=f"rename {pair.key!r} to {new_key!r}",
-        edits=(TextEdit(ctx.manifest_path, pair.key_node.start, pair.key_node.end, json.dumps(new_key)),),
+        edits=(
+            TextEdit(
+                ctx.manifest_path, pair.key_node.start, pair.key_node.end, json.dumps(new_key)
+            ),
+        ),
     )
 
 
@@ -537,7 +541,10 @@ def remove_member_edit(ctx: TaskContext, key: str) -> TextEdit | None:
         raw = ctx.raw
         if i + 1 < len(pairs):
             start, end = _line_start(raw, pair.start), _line_start(raw, pairs[i + 1].start)
-            if raw[start : pair.start].strip() or raw[pair.end : pairs[i + 1].start].count(b"\n") != 1:
+            if (
+                raw[start : pair.start].strip()
+                or raw[pair.end : pairs[i + 1].start].count(b"\n") != 1
+            ):
                 start, end = pair.start, pairs[i + 1].start
         elif i > 0:
             start, end = pairs[i - 1].end, pair.end

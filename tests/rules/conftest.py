@@ -28,7 +28,10 @@ GUIDE_GRADERS: list[dict[str, Any]] = [
         "args": {"paths": ["tests/test_chunk.py"]},
     },
     {"name": "endstate.evals.graders:no_new_skips"},
-    {"name": "endstate.evals.graders:changed_paths_within", "args": {"allowed": ["chunker/*", "*.md"]}},
+    {
+        "name": "endstate.evals.graders:changed_paths_within",
+        "args": {"allowed": ["chunker/*", "*.md"]},
+    },
 ]
 
 GOOD_MANIFEST: dict[str, Any] = {
@@ -104,7 +107,9 @@ class TaskBuilder:
     ) -> Path:
         self.count += 1
         data: Any = copy.deepcopy(GOOD_MANIFEST) if manifest is None else manifest
-        folder_name = name or (data.get("id") if isinstance(data, dict) else None) or f"task-{self.count}"
+        folder_name = (
+            name or (data.get("id") if isinstance(data, dict) else None) or f"task-{self.count}"
+        )
         root = (suite or self.base) / folder_name
         root.mkdir(parents=True, exist_ok=True)
         if isinstance(data, bytes):

@@ -117,7 +117,7 @@ def test_es104_empty_bound_and_inverted(make_task: TaskBuilder) -> None:
     task = make_task(good(requires={"steps": {}, "total_tokens": {"min": 9, "max": 3}}))
     found = _found(task, "ES104")
     assert sorted(_text_at(task, d) for d in found) == sorted(
-        ["{}", "{\n      \"min\": 9,\n      \"max\": 3\n    }"]
+        ["{}", '{\n      "min": 9,\n      "max": 3\n    }']
     )
 
 
