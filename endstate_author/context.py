@@ -203,7 +203,9 @@ class TaskContext:
     # ----- files around the manifest -----------------------------------------------------
 
     def tree(self, name: str) -> dict[str, TreeEntry]:
-        return self._trees.setdefault(name, walk_tree(self.root / name))
+        if name not in self._trees:
+            self._trees[name] = walk_tree(self.root / name)
+        return self._trees[name]
 
     @cached_property
     def _trees(self) -> dict[str, dict[str, TreeEntry]]:

@@ -260,6 +260,7 @@ class ProveContext:
     task: Task
     spec: SandboxSpec
     search_paths: list[Path]
+    suite_root: Path | None = None
 
     @property
     def permissioning(self) -> bool:
@@ -615,7 +616,10 @@ def _merge_repeats(runs: list[list[CheckResult]]) -> list[CheckResult]:
 
 
 def prove_task(
-    root: Path, options: ProveOptions, pool: ThreadPoolExecutor | None = None
+    root: Path,
+    options: ProveOptions,
+    pool: ThreadPoolExecutor | None = None,
+    suite_root: Path | None = None,
 ) -> TaskProof:
     """Every check of one task folder (answered from the cache when nothing changed)."""
     from endstate_author import prove_cache
@@ -643,7 +647,10 @@ def prove_task(
             return cached
     from endstate_harness.graders import grader_search_paths
 
-    ctx = ProveContext(task, options.sandbox, grader_search_paths(root, suite_root=root.parent))
+    suite_root = suite_root or root.parent
+    ctx = ProveContext(
+        task, options.sandbox, grader_search_paths(root, suite_root=suite_root), suite_root
+    )
     jobs = list(plan_jobs(task, options.only))
     runs = [run_jobs(ctx, jobs, pool) for _ in range(max(1, options.repeat))]
     checks = _merge_repeats(runs) if runs and runs[0] else []
@@ -666,11 +673,11 @@ def prove_paths(
     """Prove every task under ``paths`` (task folders, suites or task.json files)."""
     from endstate_author.lint import resolve_targets
 
-    targets = [task for task, _suite in resolve_targets(paths)]
+    targets = resolve_targets(paths)
     proofs: list[TaskProof] = []
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        for root in targets:
-            proof = prove_task(root, options, pool if options.jobs > 1 else None)
+        for root, suite in targets:
+            proof = prove_task(root, options, pool if options.jobs > 1 else None, suite)
             proofs.append(proof)
             if on_task is not None:
                 on_task(proof)

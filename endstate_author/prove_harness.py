@@ -55,7 +55,7 @@ def _run(ctx: ProveContext, steps: list[Step], **kwargs: Any) -> TaskResult:
         provider_factory=lambda _t: ScriptedProvider(steps, model="oracle"),
         sandbox_kind=ctx.spec.kind,
         image=ctx.spec.image,
-        search_paths=ctx.search_paths,
+        suite_root=ctx.suite_root,
         **kwargs,
     )
     if result.error:
@@ -317,7 +317,6 @@ def check_cost(ctx: ProveContext) -> list[CheckResult]:
         wander = room
     runaway = _reading_steps(task, max(wander, 1)) + solution
     removed = _run(ctx, runaway)
-    counters = removed.model_dump()
     over_steps = (
         steps_bound is not None and steps_bound.max is not None and removed.steps > steps_bound.max
     )
@@ -333,7 +332,7 @@ def check_cost(ctx: ProveContext) -> list[CheckResult]:
                 "guards",
                 "fail",
                 f"a runaway oracle ({removed.steps} steps, "
-                f"{counters['usage']['total_tokens']} tokens) stayed inside the bound "
+                f"{removed.usage.total_tokens} tokens) stayed inside the bound "
                 "within max_steps: the bound is vacuous",
                 "ES905",
             )
