@@ -1,0 +1,1 @@
+"""The agent: messages, providers, tools, policy, context budget, sessions and the loop."""

@@ -1,0 +1,311 @@
+"""The eval report: ``report.md`` for people, ``results.json`` for machines.
+
+A pass rate alone hides too much: two models at 80% are not the same product if one needs
+6 steps and $0.02 a task and the other 34 steps and $1.40. So the summary carries steps,
+tokens, cost, model-call latency, compactions and denials beside the rate.
+
+Three rules shape the numbers:
+
+* **Errors are not failures.** A run the harness could not assess (sandbox down, provider
+  failing) is counted apart and kept out of every rate.
+* **Unknown cost is unknown.** Prices are data the user supplies per model; a model with no
+  price makes the cost ``null`` in JSON and "unknown" in markdown, never 0.
+* **Percentiles are nearest-rank**, not interpolated: a 20-task suite does not have the
+  precision an interpolated p95 implies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from endstate_harness.runner import SuiteResult, TaskResult
+
+
+class PriceError(ValueError):
+    """The prices file is unreadable or malformed (the message says where)."""
+
+
+Prices = dict[str, tuple[Decimal, Decimal]]
+"""model -> (USD per million input tokens, USD per million output tokens)."""
+
+
+def load_prices(path: Path) -> Prices:
+    """Read ``{model: {"input_per_mtok": x, "output_per_mtok": y}}``; strict on every entry."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PriceError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PriceError(f"{path}: expected an object mapping model names to prices")
+    prices: Prices = {}
+    for model, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) != {"input_per_mtok", "output_per_mtok"}:
+            raise PriceError(
+                f'{path}: {model!r} must be {{"input_per_mtok": number, "output_per_mtok": number}}'
+            )
+        try:
+            pair = tuple(Decimal(str(entry[k])) for k in ("input_per_mtok", "output_per_mtok"))
+        except InvalidOperation as exc:
+            raise PriceError(f"{path}: {model!r} has a price that is not a number") from exc
+        if any(
+            not v.is_finite() or v < 0 or isinstance(entry[k], bool)
+            for v, k in zip(pair, ("input_per_mtok", "output_per_mtok"), strict=True)
+        ):
+            raise PriceError(f"{path}: {model!r} prices must be non-negative numbers")
+        prices[model] = (pair[0], pair[1])
+    return prices
+
+
+def cost_of(result: TaskResult, prices: Prices) -> Decimal | None:
+    """USD for one run, or None when its model has no price."""
+    price = prices.get(result.model)
+    if price is None:
+        return None
+    million = Decimal(1_000_000)
+    return (
+        Decimal(result.usage.input_tokens) * price[0]
+        + Decimal(result.usage.output_tokens) * price[1]
+    ) / million
+
+
+def percentile(values: list[float], fraction: float) -> float | None:
+    """Nearest-rank percentile; None for no data."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(fraction * len(ordered))))
+    return ordered[rank - 1]
+
+
+def _rate(passed: int, total: int) -> float | None:
+    return None if total == 0 else passed / total
+
+
+def summarise_suite(suite: SuiteResult, prices: Prices | None = None) -> dict[str, Any]:
+    """The numbers of the report, as plain JSON-able values."""
+    prices = prices or {}
+    results = suite.results
+    assessed = [r for r in results if not r.error]
+    errors = [r for r in results if r.error]
+    passed = sum(1 for r in assessed if r.passed)
+    by_category: dict[str, list[TaskResult]] = defaultdict(list)
+    for r in assessed:
+        by_category[r.category].append(r)
+    latencies = [s for r in results for s in r.latencies_s]
+    costs = [cost_of(r, prices) for r in results if r.steps]
+    known = [c for c in costs if c is not None]
+    unpriced = sorted(
+        {r.model or "(unknown)" for r in results if r.steps and prices.get(r.model) is None}
+    )
+    total_cost = None if unpriced or not results else sum(known, Decimal(0))
+    per_task: dict[str, list[TaskResult]] = defaultdict(list)
+    for r in results:
+        per_task[r.task_id].append(r)
+    flake: dict[str, Any] = {}
+    if suite.repeat > 1:
+        for task_id, runs in per_task.items():
+            outcomes = [r.passed for r in runs if not r.error]
+            wins = sum(outcomes)
+            flake[task_id] = {
+                "attempts": len(runs),
+                "assessed": len(outcomes),
+                "passed": wins,
+                "flaky": 0 < wins < len(outcomes),
+                "flake_rate": None
+                if not outcomes
+                else min(wins, len(outcomes) - wins) / len(outcomes),
+            }
+    return {
+        "runs": len(results),
+        "assessed": len(assessed),
+        "passed": passed,
+        "failed": len(assessed) - passed,
+        "errors": len(errors),
+        "pass_rate": _rate(passed, len(assessed)),
+        "pass_rate_by_category": {
+            c: {
+                "passed": sum(r.passed for r in rs),
+                "assessed": len(rs),
+                "pass_rate": _rate(sum(r.passed for r in rs), len(rs)),
+            }
+            for c, rs in sorted(by_category.items())
+        },
+        "median_steps": statistics.median([r.steps for r in assessed]) if assessed else None,
+        "input_tokens": sum(r.usage.input_tokens for r in results),
+        "output_tokens": sum(r.usage.output_tokens for r in results),
+        "total_tokens": sum(r.usage.total_tokens for r in results),
+        "tokens_estimated": any(r.usage_estimated for r in results),
+        "cost_usd": None if total_cost is None else float(total_cost),
+        "cost_per_run_usd": None if total_cost is None else float(total_cost / len(results)),
+        "unpriced_models": unpriced,
+        "latency_p50_s": percentile(latencies, 0.50),
+        "latency_p95_s": percentile(latencies, 0.95),
+        "compaction_events_per_run": (
+            sum(r.compaction_events for r in results) / len(results) if results else None
+        ),
+        "denied_calls": sum(r.denied_calls for r in results),
+        "unsettled_calls": sum(r.unsettled_calls for r in results),
+        "flake": flake,
+    }
+
+
+def results_json(suite: SuiteResult, prices: Prices | None = None) -> dict[str, Any]:
+    """The content of results.json: run metadata, the summary, one entry per run."""
+    prices = prices or {}
+    rows = []
+    for r in suite.results:
+        cost = cost_of(r, prices)
+        rows.append(
+            {
+                "task_id": r.task_id,
+                "attempt": r.attempt,
+                "category": r.category,
+                "passed": r.passed,
+                "error": r.error or None,
+                "reason": r.reason,
+                "stop_reason": r.stop_reason,
+                "steps": r.steps,
+                "usage": {
+                    "input_tokens": r.usage.input_tokens,
+                    "output_tokens": r.usage.output_tokens,
+                    "total_tokens": r.usage.total_tokens,
+                    "estimated": r.usage_estimated,
+                },
+                "cost_usd": None if cost is None else float(cost),
+                "compaction_events": r.compaction_events,
+                "denied_calls": r.denied_calls,
+                "unsettled_calls": r.unsettled_calls,
+                "tool_calls": r.tool_calls,
+                "wall_clock_s": r.wall_clock_s,
+                "latencies_s": r.latencies_s,
+                "timed_out": r.timed_out,
+                "killed": r.killed,
+                "model": r.model,
+                "sandbox": r.sandbox,
+                "tree_hash": r.tree_hash,
+                "session_id": r.session_id,
+                "checks": [c.model_dump() for c in r.checks],
+            }
+        )
+    return {
+        "started_at": suite.started_at,
+        "duration_s": suite.duration_s,
+        "provider": suite.provider,
+        "model": suite.model,
+        "sandbox": suite.sandbox,
+        "repeat": suite.repeat,
+        "summary": summarise_suite(suite, prices),
+        "results": rows,
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def _num(value: float | None, fmt: str = "{:.2f}") -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(suite: SuiteResult, prices: Prices | None = None) -> str:
+    s = summarise_suite(suite, prices)
+    cost = "unknown" if s["cost_per_run_usd"] is None else f"${s['cost_per_run_usd']:.4f}"
+    lines = [
+        f"# Eval report: {suite.model or 'unknown model'}",
+        "",
+        f"- Started: {suite.started_at or 'unknown'}; wall clock {suite.duration_s:.1f}s",
+        f"- Provider: {suite.provider or 'unknown'}; sandbox: {suite.sandbox}"
+        + (" (not isolated)" if suite.sandbox == "local" else ""),
+        f"- Runs: {s['runs']} ({suite.repeat} per task); assessed {s['assessed']}, "
+        f"errors {s['errors']} (kept out of the pass rate)",
+        "",
+        "## Summary",
+        "",
+        "| pass rate | median steps | input tok | output tok | USD/run | p50 latency "
+        "| p95 latency | compactions/run | denied | unsettled |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| {_pct(s['pass_rate'])} ({s['passed']}/{s['assessed']}) | "
+        f"{_num(s['median_steps'], '{:g}')} | {s['input_tokens']:,} | {s['output_tokens']:,} | "
+        f"{cost} | {_num(s['latency_p50_s'], '{:.2f}s')} | {_num(s['latency_p95_s'], '{:.2f}s')} "
+        f"| {_num(s['compaction_events_per_run'])} | {s['denied_calls']} | "
+        f"{s['unsettled_calls']} |",
+    ]
+    if s["tokens_estimated"]:
+        lines += [
+            "",
+            "Token counts include chars/4 estimates (scripted runs, or no usage "
+            "reported by the provider).",
+        ]
+    if s["unpriced_models"]:
+        lines += ["", "Cost unknown: no price for " + ", ".join(s["unpriced_models"]) + "."]
+    lines += [
+        "",
+        "## By category",
+        "",
+        "| category | passed | assessed | pass rate |",
+        "| --- | --- | --- | --- |",
+    ]
+    for category, row in s["pass_rate_by_category"].items():
+        lines.append(
+            f"| {category} | {row['passed']} | {row['assessed']} | {_pct(row['pass_rate'])} |"
+        )
+    if s["flake"]:
+        lines += [
+            "",
+            "## Flakiness",
+            "",
+            "| task | passed | assessed | flake rate |",
+            "| --- | --- | --- | --- |",
+        ]
+        for task_id, row in s["flake"].items():
+            mark = " (flaky)" if row["flaky"] else ""
+            lines.append(
+                f"| `{task_id}` | {row['passed']} | {row['assessed']} | "
+                f"{_pct(row['flake_rate'])}{mark} |"
+            )
+    lines += [
+        "",
+        "## Runs",
+        "",
+        "| task | try | category | verdict | stop | steps | tokens | s | denied | compactions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in suite.results:
+        verdict = "ERROR" if r.error else ("pass" if r.passed else "FAIL")
+        lines.append(
+            f"| `{r.task_id}` | {r.attempt} | {r.category} | {verdict} | {r.stop_reason}"
+            f"{' (timeout)' if r.timed_out else ''} | {r.steps} | {r.usage.total_tokens:,} | "
+            f"{r.wall_clock_s:.1f} | {r.denied_calls} | {r.compaction_events} |"
+        )
+    errors = [r for r in suite.results if r.error]
+    if errors:
+        lines += ["", "## Errors (not assessed)", ""]
+        lines += [f"- `{r.task_id}` try {r.attempt}: {_cell(r.error)}" for r in errors]
+    failures = [r for r in suite.results if not r.passed and not r.error]
+    if failures:
+        lines += ["", "## Failures", ""]
+        for r in failures:
+            lines += [f"### `{r.task_id}` (try {r.attempt})", ""]
+            lines += [f"- {_cell(str(c))}" for c in r.checks] or [f"- {_cell(r.reason)}"]
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_report(suite: SuiteResult, out: Path, prices: Prices | None = None) -> list[Path]:
+    """Write report.md and results.json into ``out`` (created); returns the two paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    md = out / "report.md"
+    js = out / "results.json"
+    md.write_text(render_markdown(suite, prices), encoding="utf-8")
+    js.write_text(json.dumps(results_json(suite, prices), indent=2) + "\n", encoding="utf-8")
+    return [md, js]
