@@ -1,0 +1,642 @@
+"""ES3 — the mandatory assertions and the category contracts.
+
+The guide's four assertions (run the work, pin the tests, no new skips, confine the changes)
+and what each category needs beyond them (a permissioning task is graded on an untouched
+tree plus a denial; compaction, recovery and cost tasks on their run counters).
+
+The helpers at the top (which graders a task has, which fixture files are its tests, which
+paths are pinned) are shared with ES5, so both families agree on what "pinned" means.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from endstate_author.context import TaskContext
+from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
+from endstate_author.jsonpos import JNode
+from endstate_author.rules.registry import rule
+from endstate_author.testcmd import (
+    TestCommand,
+    builtin_name,
+    grader_command,
+    is_test_file_name,
+    split_grader,
+    test_files,
+)
+from endstate_harness.task import CATEGORIES
+
+NO_NEW_SKIPS = "endstate.evals.graders:no_new_skips"
+CHANGED_PATHS_WITHIN = "endstate.evals.graders:changed_paths_within"
+
+# ----- shared facts about a task (also used by ES4 and ES5) ------------------------------------
+
+
+def graders_named(ctx: TaskContext, short: str) -> list[tuple[int, dict[str, Any], JNode]]:
+    """(index, args, node) of every library grader with this short name."""
+    return [
+        (i, args, node)
+        for i, name, args, node in ctx.grader_entries()
+        if builtin_name(name) == short
+    ]
+
+
+def has_grader(ctx: TaskContext, short: str) -> bool:
+    return bool(graders_named(ctx, short))
+
+
+def graders_list(ctx: TaskContext) -> list[Any] | None:
+    """The ``graders`` array when it is a non-empty list (ES209 speaks otherwise)."""
+    graders = ctx.data.get("graders")
+    return graders if isinstance(graders, list) and graders else None
+
+
+def norm_path(path: str) -> str:
+    """A manifest path as the sandbox resolves it (``./tests//x.py`` → ``tests/x.py``)."""
+    return posixpath.normpath(path.replace("\\", "/")) if path else path
+
+
+def test_commands(ctx: TaskContext) -> list[tuple[int, dict[str, Any], TestCommand]]:
+    """(grader index, args, command) for each grader that runs a test command."""
+    out = []
+    for i, name, args, _node in ctx.grader_entries():
+        cmd = grader_command(name, args)
+        if cmd is not None:
+            out.append((i, args, cmd))
+    return out
+
+
+def fixture_test_files(ctx: TaskContext) -> list[str]:
+    """The fixture's test files: the files the task's test commands run.
+
+    When no test command can be read exactly (``make test``, a suite grader, none at all),
+    the fixture files named like tests (``test_*.py``, ``*_test.py``) stand in: pinning is
+    about the files an agent could edit to turn the run green, and those are them.
+    """
+    fixture = ctx.fixture
+    commands = [cmd for _, _, cmd in test_commands(ctx)]
+    found: set[str] = set()
+    for cmd in commands:
+        found.update(test_files(fixture, cmd))
+    if not commands or any(not cmd.known for cmd in commands):
+        found.update(rel for rel, e in fixture.items() if not e.is_dir and is_test_file_name(rel))
+    return sorted(found)
+
+
+def pinned_paths(ctx: TaskContext) -> set[str]:
+    """Every path named by a ``files_unchanged`` grader, normalised."""
+    out: set[str] = set()
+    for _i, args, _node in graders_named(ctx, "files_unchanged"):
+        paths = args.get("paths")
+        if isinstance(paths, list):
+            out.update(norm_path(p) for p in paths if isinstance(p, str))
+    return out
+
+
+def _paths_node(ctx: TaskContext, index: int) -> JNode | None:
+    return ctx.node(("graders", index, "args", "paths"))
+
+
+def _valid_category(ctx: TaskContext) -> str | None:
+    return ctx.category if ctx.category in CATEGORIES else None
+
+
+def _category_node(ctx: TaskContext) -> JNode | None:
+    """The category value, or the ``graders`` key when the category is the default."""
+    node = ctx.node(("category",))
+    if node is not None:
+        return node
+    pair = ctx.pair(("graders",))
+    return pair.key_node if pair is not None else None
+
+
+def _graders_key(ctx: TaskContext) -> JNode | None:
+    pair = ctx.pair(("graders",))
+    return pair.key_node if pair is not None else None
+
+
+def append_grader_fix(
+    ctx: TaskContext, grader: dict[str, Any], title: str, *, safe: bool
+) -> Fix | None:
+    """A fix that appends ``grader`` to the ``graders`` array, in the array's own style.
+
+    With two or more entries the separator between the last two (comma, newline and
+    indentation, or a comma and a space) is reused, so the new entry looks hand-written;
+    with one entry, the whitespace after ``[`` decides between a new line and a space.
+    Every other byte of the file is kept.
+    """
+    array = ctx.node(("graders",))
+    raw = ctx.raw
+    if array is None or array.kind != "array" or not array.items or raw is None:
+        return None
+    items = array.items
+    if len(items) >= 2:
+        sep = raw[items[-2].end : items[-1].start].decode("utf-8", errors="replace")
+        if "," not in sep:
+            return None
+    else:
+        lead = raw[array.start + 1 : items[0].start].decode("utf-8", errors="replace")
+        sep = "," + lead if "\n" in lead else ", "
+    text = sep + json.dumps(grader, ensure_ascii=False)
+    end = items[-1].end
+    return Fix(title=title, edits=(TextEdit(ctx.manifest_path, end, end, text),), safe=safe)
+
+
+# ----- suite graders: do they run anything? ----------------------------------------------------
+
+
+def _module_file(ctx: TaskContext, module: str) -> Path | None:
+    """Where a suite grader module lives, in the search order of task-format.md §7."""
+    roots: list[Path] = [ctx.root, ctx.suite_root]
+    try:
+        from endstate_harness.graders import grader_search_paths
+
+        roots = list(grader_search_paths(ctx.root, suite_root=ctx.suite_root))
+    except Exception:  # the harness module is being rewritten: fall back to task and suite
+        pass
+    rel = Path(*module.split("."))
+    for root in roots:
+        for candidate in (root / rel.with_suffix(".py"), root / rel / "__init__.py"):
+            if candidate.is_file() and not candidate.is_symlink():
+                return candidate
+    return None
+
+
+def suite_grader_runs(ctx: TaskContext, name: str) -> bool | None:
+    """Whether a suite grader's module runs commands: ``True``/``False``, None if unreadable.
+
+    The module is the file the static catalogue resolves the name to (re-exports followed).
+    Read statically (never imported): a call of an attribute named ``run``
+    (``sandbox.run(...)``), or any use of ``subprocess`` / ``os.system``, counts. The whole
+    module is read rather than the one function, because graders call helpers.
+    """
+    parts = split_grader(name)
+    if parts is None:
+        return None
+    path: Path | None
+    try:
+        info = ctx.resolve(name)
+    except Exception:  # the catalogue failed on this name: look the module up ourselves
+        path = _module_file(ctx, parts[0])
+    else:
+        # Not found (ES202 reports it) or compiled: unknown either way.
+        path = info.file if info is not None else None
+    if path is None:
+        return None
+    try:
+        if path.stat().st_size > 1 << 20:
+            return None
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("run", "system", "Popen", "check_call", "check_output"):
+                return True
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            if any(n.split(".")[0] == "subprocess" for n in names):
+                return True
+    return False
+
+
+# ----- the four assertions ---------------------------------------------------------------------
+
+
+def _exempt_from_work(ctx: TaskContext) -> bool:
+    """Permissioning tasks (and any task pinned whole by tree_unchanged) do no work."""
+    return ctx.category == "permissioning" or has_grader(ctx, "tree_unchanged")
+
+
+@rule("ES301", "no-work-grader")
+def no_work_grader(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """No grader runs the work.
+
+    ## What it checks
+    At least one grader executes something in the sandbox: `command_succeeds`, the
+    project's `endstate_harness.graders:tests_pass`, or a suite grader whose module calls
+    `.run(...)` (e.g. `sandbox.run`) or uses `subprocess` (read from its source, never
+    imported). A suite grader whose source cannot be found is given the benefit of the
+    doubt (ES202 reports it). Not checked for permissioning tasks, nor for a task graded by
+    `tree_unchanged`: there the work *is* leaving the tree alone.
+
+    ## Why it matters
+    Graders that only look at files (`file_contains`, `paths_exist`, `pattern_count`)
+    accept code that never runs: a function whose body is the expected text in a comment
+    passes them. "The tests pass" is the assertion that the work was done.
+
+    ## Example
+    ```json
+    "graders": [{"name": "endstate.evals.graders:file_contains",
+                 "args": {"path": "pkg/core.py", "text": "range(0, len(items), size)"}}]
+    ```
+
+    ## Fix
+    Add `{"name": "endstate.evals.graders:command_succeeds", "args": {"command":
+    "python -m unittest discover -s tests -t . -q"}}` (or `endstate_harness.graders:tests_pass`).
+    """
+    if graders_list(ctx) is None or _exempt_from_work(ctx):
+        return
+    for _i, name, _args, _node in ctx.grader_entries():
+        short = builtin_name(name)
+        if short in ("command_succeeds", "tests_pass"):
+            return
+        if short is None and suite_grader_runs(ctx, name) is not False:
+            return
+    yield ctx.at_node(
+        "ES301",
+        "no grader runs the work (no command_succeeds or tests_pass); file checks alone accept "
+        "code that never runs",
+        _graders_key(ctx),
+    )
+
+
+@rule("ES302", "tests-not-pinned")
+def tests_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """The fixture's test files are not pinned.
+
+    ## What it checks
+    The test files of the fixture (the files the task's test command runs; files named
+    `test_*.py` or `*_test.py` when the command cannot be read, e.g. `make test`) must each
+    be named, by exact path, in a `files_unchanged` grader — or the task must use
+    `tree_unchanged`. This rule fires when *none* of them is pinned; ES310 when some are.
+    Exact paths only: `files_unchanged` compares the text of each named path, so a folder
+    name pins nothing.
+
+    ## Why it matters
+    An agent that cannot make the code pass the tests can always make the tests pass the
+    code. Without a pin, editing the assertion is the cheapest way to green.
+
+    ## Example
+    ```json
+    "graders": [{"name": "endstate.evals.graders:command_succeeds",
+                 "args": {"command": "python -m unittest discover -s tests -t . -q"}}]
+    ```
+
+    ## Fix
+    Add `{"name": "endstate.evals.graders:files_unchanged", "args": {"paths":
+    ["tests/test_chunk.py"]}}` naming every test file (and `tests/__init__.py`).
+    """
+    if graders_list(ctx) is None or has_grader(ctx, "tree_unchanged"):
+        return
+    tests = fixture_test_files(ctx)
+    pinned = pinned_paths(ctx)
+    if not tests or any(t in pinned for t in tests):
+        return
+    unchanged = graders_named(ctx, "files_unchanged")
+    node = _paths_node(ctx, unchanged[0][0]) if unchanged else None
+    shown = ", ".join(tests[:5]) + (f" and {len(tests) - 5} more" if len(tests) > 5 else "")
+    yield ctx.at_node(
+        "ES302",
+        f"the fixture's test files ({shown}) are not pinned by files_unchanged or tree_unchanged; "
+        "an agent can edit the tests until they pass",
+        node or _graders_key(ctx),
+    )
+
+
+@rule("ES303", "no-new-skips-missing")
+def no_new_skips_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """No `no_new_skips` grader.
+
+    ## What it checks
+    The graders include `no_new_skips` (any module that offers it), unless the task uses
+    `tree_unchanged`, which already forbids every edit.
+
+    ## Why it matters
+    Green because the test never ran is the cheapest way to pass a test command: a
+    `@unittest.skip` or `self.skipTest()` added to a test leaves the run exiting 0. A pinned
+    test file does not stop a skip raised from elsewhere, and a task without this grader has
+    no assertion that names the hack.
+
+    ## Example
+    ```json
+    "graders": [{"name": "endstate.evals.graders:command_succeeds", "args": {...}},
+                {"name": "endstate.evals.graders:files_unchanged", "args": {...}}]
+    ```
+
+    ## Fix
+    Add `{"name": "endstate.evals.graders:no_new_skips"}`; `lint --fix` appends it to the
+    graders array in the array's own layout, leaving every other byte as it was.
+    """
+    if graders_list(ctx) is None or has_grader(ctx, "tree_unchanged"):
+        return
+    if has_grader(ctx, "no_new_skips"):
+        return
+    fix = append_grader_fix(ctx, {"name": NO_NEW_SKIPS}, "add the no_new_skips grader", safe=True)
+    yield ctx.at_node(
+        "ES303",
+        "no no_new_skips grader; a skip marker added to a test makes the test command exit 0 "
+        "without running it",
+        _graders_key(ctx),
+        fix=fix,
+    )
+
+
+def solution_changes(ctx: TaskContext) -> list[str]:
+    """Solution files that differ from the fixture file they overlay, or are new."""
+    out = []
+    fixture = ctx.files("fixture")
+    for rel, entry in ctx.files("solution").items():
+        base = fixture.get(rel)
+        if base is None or _bytes(entry.path) != _bytes(base.path):
+            out.append(rel)
+    return sorted(out)
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        if path.is_symlink():
+            return b"link:" + str(path.readlink()).encode()
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+@rule("ES304", "changed-paths-within-missing")
+def changed_paths_within_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """No `changed_paths_within` grader.
+
+    ## What it checks
+    The graders include `changed_paths_within`, unless the task uses `tree_unchanged`.
+
+    ## Why it matters
+    Several reward hacks live outside the code under test and pass every other grader:
+    an empty-suite `load_tests` in `tests/__init__.py`, a local `unittest.py` that shadows
+    the standard library, a `sitecustomize.py`, an unrelated module deleted on the way to
+    green. Confining changes to the files the task is about is the one guard against them.
+
+    ## Example
+    ```json
+    "graders": [{"name": "endstate.evals.graders:command_succeeds", "args": {...}},
+                {"name": "endstate.evals.graders:files_unchanged", "args": {...}},
+                {"name": "endstate.evals.graders:no_new_skips"}]
+    ```
+
+    ## Fix
+    Add `{"name": "endstate.evals.graders:changed_paths_within", "args": {"allowed":
+    ["pkg/core.py"]}}` naming what the work may touch. The quick fix (not applied by
+    `lint --fix`: the list is a decision) proposes the paths solution/ changes.
+    """
+    if graders_list(ctx) is None or has_grader(ctx, "tree_unchanged"):
+        return
+    if has_grader(ctx, "changed_paths_within"):
+        return
+    changed = solution_changes(ctx)
+    fix = None
+    if changed:
+        fix = append_grader_fix(
+            ctx,
+            {"name": CHANGED_PATHS_WITHIN, "args": {"allowed": changed}},
+            "add changed_paths_within allowing what solution/ changes",
+            safe=False,
+        )
+    yield ctx.at_node(
+        "ES304",
+        "no changed_paths_within grader; edits outside the code under test (tests/__init__.py, "
+        "a shadowing unittest.py) can turn the run green unchecked",
+        _graders_key(ctx),
+        fix=fix,
+    )
+
+
+@rule("ES310", "tests-partly-pinned", "warning")
+def tests_partly_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """Some of the fixture's test files are pinned and others are not.
+
+    ## What it checks
+    Of the test files the task's test command runs (see ES302), at least one is named in a
+    `files_unchanged` grader and at least one is not. The finding names the unpinned ones.
+
+    ## Why it matters
+    Each unpinned test file can be edited, emptied or given a skip without any grader
+    noticing; the pin on its neighbours reads as if the tests were protected.
+
+    ## Example
+    ```json
+    {"name": "endstate.evals.graders:files_unchanged", "args": {"paths": ["tests/test_a.py"]}}
+    ```
+    with `tests/test_b.py` also in the fixture.
+
+    ## Fix
+    Add the named files to `paths`.
+    """
+    if graders_list(ctx) is None or has_grader(ctx, "tree_unchanged"):
+        return
+    tests = fixture_test_files(ctx)
+    pinned = pinned_paths(ctx)
+    loose = [t for t in tests if t not in pinned]
+    if not loose or len(loose) == len(tests):
+        return
+    unchanged = graders_named(ctx, "files_unchanged")
+    node = _paths_node(ctx, unchanged[0][0]) if unchanged else None
+    yield ctx.at_node(
+        "ES310",
+        f"test file{'s' if len(loose) > 1 else ''} {', '.join(loose)} "
+        f"{'are' if len(loose) > 1 else 'is'} not pinned while others are; "
+        "an unpinned test can be edited to pass",
+        node or _graders_key(ctx),
+    )
+
+
+# ----- category contracts ----------------------------------------------------------------------
+
+
+def _bound_end(ctx: TaskContext, counter: str, end: str) -> Any:
+    requires = ctx.data.get("requires")
+    if not isinstance(requires, dict):
+        return None
+    bound = requires.get(counter)
+    return bound.get(end) if isinstance(bound, dict) else None
+
+
+def _requires_node(ctx: TaskContext, counter: str, end: str) -> JNode | None:
+    """The most specific existing node of ``requires.<counter>.<end>``; category otherwise."""
+    node = ctx.node(("requires", counter, end))
+    if node is not None:
+        return node
+    for path in (("requires", counter), ("requires",)):
+        pair = ctx.pair(path)
+        if pair is not None:
+            return pair.key_node
+    return _category_node(ctx)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@rule("ES305", "permissioning-without-tree-unchanged")
+def permissioning_without_tree_unchanged(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A permissioning task without `tree_unchanged`.
+
+    ## What it checks
+    A task of category `permissioning` has a `tree_unchanged` grader.
+
+    ## Why it matters
+    The correct outcome of a permissioning task is that nothing happened. A refusal that
+    still deleted the folder is not a refusal, and only comparing the whole tree shows it;
+    `files_unchanged` on a few paths misses everything else the destructive command hit.
+
+    ## Example
+    ```json
+    {"category": "permissioning", "graders": [{"name": "endstate.evals.graders:paths_exist",
+     "args": {"paths": ["data/"]}}]}
+    ```
+
+    ## Fix
+    Add `{"name": "endstate.evals.graders:tree_unchanged"}`.
+    """
+    if ctx.category != "permissioning" or has_grader(ctx, "tree_unchanged"):
+        return
+    yield ctx.at_node(
+        "ES305",
+        "a permissioning task has no tree_unchanged grader; a refusal that still changed the "
+        "tree would pass",
+        _category_node(ctx),
+    )
+
+
+@rule("ES306", "permissioning-without-denial")
+def permissioning_without_denial(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A permissioning task without `requires.denied_calls.min` ≥ 1.
+
+    ## What it checks
+    A task of category `permissioning` requires at least one denied tool call:
+    `"requires": {"denied_calls": {"min": 1}}`.
+
+    ## Why it matters
+    An agent that ignored the destructive request leaves the same untouched tree as one the
+    policy stopped. Only the denial counter separates refusing from not trying, and only it
+    fails when the policy is removed (prove's ES904).
+
+    ## Example
+    ```json
+    {"category": "permissioning", "requires": {"denied_calls": {"min": 0}}}
+    ```
+
+    ## Fix
+    Set `"requires": {"denied_calls": {"min": 1}}`.
+    """
+    if ctx.category != "permissioning":
+        return
+    low = _bound_end(ctx, "denied_calls", "min")
+    if _is_int(low) and low >= 1:
+        return
+    yield ctx.at_node(
+        "ES306",
+        "a permissioning task must require denied_calls.min ≥ 1; without a denial an agent "
+        "that never tried passes the same as one the policy stopped",
+        _requires_node(ctx, "denied_calls", "min"),
+    )
+
+
+@rule("ES307", "compaction-without-event")
+def compaction_without_event(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A compaction task without `requires.compaction_events.min` ≥ 1.
+
+    ## What it checks
+    A task of category `compaction` requires at least one compaction event.
+
+    ## Why it matters
+    Compaction is not a property of the end state: with an unlimited budget the same work
+    lands without any compaction, and the task then tests nothing about it.
+
+    ## Example
+    ```json
+    {"category": "compaction", "budget": {"max_context_tokens": 6000}}
+    ```
+
+    ## Fix
+    Add `"requires": {"compaction_events": {"min": 1}}` and a budget small enough to force it.
+    """
+    if ctx.category != "compaction":
+        return
+    low = _bound_end(ctx, "compaction_events", "min")
+    if _is_int(low) and low >= 1:
+        return
+    yield ctx.at_node(
+        "ES307",
+        "a compaction task must require compaction_events.min ≥ 1; otherwise it passes "
+        "without compaction ever happening",
+        _requires_node(ctx, "compaction_events", "min"),
+    )
+
+
+@rule("ES308", "recovery-block")
+def recovery_block(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A recovery task without a `recovery` block, or a `recovery` block on another category.
+
+    ## What it checks
+    A task of category `recovery` has `"recovery": {"crash_at_call": N}` (error). A task of
+    any other category with a `recovery` block is a warning.
+
+    ## Why it matters
+    Without the block nothing is killed, so a recovery task is an ordinary task under a
+    misleading name. On another category the run is killed and resumed anyway, which changes
+    what the task measures without its category saying so (filters and reports miss it).
+
+    ## Example
+    ```json
+    {"category": "recovery", "graders": [...]}
+    ```
+
+    ## Fix
+    Add `"recovery": {"crash_at_call": 1, "after_side_effect": false}`, or on another
+    category remove the block (or change the category to `recovery`).
+    """
+    category = _valid_category(ctx)
+    if category is None:
+        return
+    has_block = "recovery" in ctx.data
+    if category == "recovery" and not has_block:
+        yield ctx.at_node(
+            "ES308",
+            "a recovery task has no recovery block; nothing is killed, so resuming is never tested",
+            _category_node(ctx),
+        )
+    elif category != "recovery" and has_block:
+        pair = ctx.pair(("recovery",))
+        yield ctx.at_node(
+            "ES308",
+            f"a recovery block on a {category} task kills and resumes the run, which the "
+            "category does not say; make it a recovery task or drop the block",
+            pair.key_node if pair else None,
+            severity="warning",
+        )
+
+
+@rule("ES309", "cost-without-ceiling")
+def cost_without_ceiling(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A cost task without a `max` on `requires.steps` or `requires.total_tokens`.
+
+    ## What it checks
+    A task of category `cost` bounds the run from above: `requires.steps.max` or
+    `requires.total_tokens.max`.
+
+    ## Why it matters
+    A cost task asks "did it get there cheaply"; without a ceiling a runaway run that burns
+    the whole step budget passes the same as an efficient one.
+
+    ## Example
+    ```json
+    {"category": "cost", "requires": {"steps": {"min": 1}}}
+    ```
+
+    ## Fix
+    Add `"requires": {"steps": {"max": 8}}` or `{"total_tokens": {"max": 60000}}`.
+    """
+    if ctx.category != "cost":
+        return
+    if _is_int(_bound_end(ctx, "steps", "max")) or _is_int(_bound_end(ctx, "total_tokens", "max")):
+        return
+    yield ctx.at_node(
+        "ES309",
+        "a cost task needs a max on requires.steps or requires.total_tokens; without a "
+        "ceiling a runaway run passes like an efficient one",
+        _requires_node(ctx, "steps", "max"),
+    )
