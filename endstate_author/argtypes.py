@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 _SEQUENCES = {
@@ -71,8 +72,12 @@ class Mismatch:
     string_as_sequence: bool = False
 
 
+@lru_cache(maxsize=1024)
 def parse_annotation(text: str | None) -> TypeSpec:
-    """The :class:`TypeSpec` of an annotation's source text; ``any`` when unknown or bad."""
+    """The :class:`TypeSpec` of an annotation's source text; ``any`` when unknown or bad.
+
+    Cached: a suite's tasks name the same few graders, so the same few annotations.
+    """
     if not text:
         return ANY
     try:
