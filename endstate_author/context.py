@@ -188,17 +188,23 @@ class TaskContext:
 
     def grader_entries(self) -> Iterator[tuple[int, str, dict[str, Any], JNode]]:
         """(index, name, args, node) for each well-shaped entry of ``graders``."""
+        return iter(self._grader_entries)
+
+    @cached_property
+    def _grader_entries(self) -> list[tuple[int, str, dict[str, Any], JNode]]:
         graders = self.data.get("graders")
         node = self.node(("graders",))
         if not isinstance(graders, list) or node is None:
-            return
+            return []
+        out = []
         for i, entry in enumerate(graders):
             if not isinstance(entry, dict) or i >= len(node.items):
                 continue
             name = entry.get("name")
             args = entry.get("args", {})
             if isinstance(name, str) and isinstance(args, dict):
-                yield i, name, args, node.items[i]
+                out.append((i, name, args, node.items[i]))
+        return out
 
     # ----- files around the manifest -----------------------------------------------------
 

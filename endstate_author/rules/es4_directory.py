@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -396,6 +397,29 @@ def _handler_names(node: ast.expr | None) -> set[str]:
     return {"?"}
 
 
+_IMPORT_LINE = re.compile(
+    r"(?:^|;)[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import|import[ \t]+([^#;\n]+))",
+    re.MULTILINE,
+)
+
+
+def _may_import_foreign(text: str, stdlib: set[str], local: set[str]) -> bool:
+    """A cheap over-approximation: False only when every import-looking line names a known
+    module, so the exact (and much slower) ast pass runs only on files that may need it."""
+    if "import" not in text:
+        return False
+    if "\\\n" in text or "__import__" in text:
+        return True
+    for match in _IMPORT_LINE.finditer(text):
+        names = [match.group(1)] if match.group(1) else match.group(2).split(",")
+        for name in names:
+            word = name.strip().split(" as ")[0].strip().strip("()")
+            top = word.split(".")[0]
+            if top and top not in stdlib and top not in local:
+                return True
+    return False
+
+
 @rule("ES408", "non-stdlib-import", "warning")
 def non_stdlib_import(ctx: TaskContext) -> Iterator[Diagnostic]:
     """Task code imports a module that is neither standard library nor part of the task.
@@ -429,7 +453,7 @@ def non_stdlib_import(ctx: TaskContext) -> Iterator[Diagnostic]:
             if not rel.endswith(".py") or entry.is_symlink or _is_pruned(rel):
                 continue
             text = ctx.read_tree_text(tree, rel)
-            if text is None:
+            if text is None or not _may_import_foreign(text, stdlib, local):
                 continue
             try:
                 module = ast.parse(text)
