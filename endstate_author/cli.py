@@ -220,27 +220,36 @@ def lsp(
     serve(tcp=tcp)
 
 
+def _wanted(*names: str) -> bool:
+    """Whether this invocation may need these commands: importing the agent loop costs
+    ~0.4 s, which ``lint`` and a cached ``prove`` should not pay."""
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    return not args or args[0] in names
+
+
 def _register_optional() -> None:
-    """Commands whose modules are heavier; registered here so ``--help`` lists them."""
-    try:
+    """Commands whose modules are heavier, registered only when they may be called."""
+    if _wanted("eval", "run", "sessions"):
         from endstate_author import cli_eval
-    except ImportError:
-        return
-    app.command("eval")(cli_eval.eval_command)
-    app.command("run")(cli_eval.run_command)
-    app.command("sessions")(cli_eval.sessions_command)
 
-
-def _register_prove() -> None:
-    try:
+        app.command("eval")(cli_eval.eval_command)
+        app.command("run")(cli_eval.run_command)
+        app.command("sessions")(cli_eval.sessions_command)
+    if _wanted("prove"):
         from endstate_author import cli_prove
-    except ImportError:
-        return
-    app.command("prove")(cli_prove.prove_command)
+
+        app.command("prove")(cli_prove.prove_command)
+    if _wanted("hook"):
+        try:
+            from endstate_author import hooks
+        except ImportError:
+            return
+        command = getattr(hooks, "hook_command", None)
+        if command is not None:
+            app.command("hook")(command)
 
 
 _register_optional()
-_register_prove()
 
 
 def main() -> None:

@@ -1,0 +1,112 @@
+"""Benchmark: prove's wall time against the floor of the test commands it had to run.
+
+For a suite (the shipped tasks/ by default), in one run:
+
+* **floor** — the bare test-command executions prove's directions check needs: for every
+  task, the test command on the fixture and on the fixture with solution/ overlaid (holdout
+  staged in both), run as plain subprocesses in plain temp copies, one at a time;
+* **prove** — ``endstate-author prove --only directions --jobs 1 --sandbox local --no-cache``
+  (one core, no cache), as a fresh process;
+* **cached** — the same prove again with the cache on, after one run has filled it;
+* **full** — optional (``--full``): every check group with the default jobs.
+
+Targets (issue "prove"): directions-only ≤ 1.3× the floor on one core; a cached re-run of
+an unchanged suite ≤ 0.3 s.
+
+    .venv/bin/python bench/prove.py [SUITE] [--full] [--sandbox local|docker]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def test_command(task: dict, task_root: Path) -> str | None:
+    for grader in task.get("graders", []):
+        name, args = grader.get("name", ""), grader.get("args", {})
+        if name.endswith("tests_pass"):
+            start = args.get("start_dir", "tests")
+            top = args.get("top_level_dir", ".")
+            pattern = args.get("pattern", "test*.py")
+            return (f"python3 -m unittest discover -s {shlex.quote(start)} -t "
+                    f"{shlex.quote(top)} -p {shlex.quote(pattern)}")
+        if name.endswith("command_succeeds"):
+            return args.get("command")
+    return None
+
+
+def floor_for(task_root: Path) -> float:
+    data = json.loads((task_root / "task.json").read_text())
+    command = test_command(data, task_root)
+    if command is None:
+        return 0.0
+    total = 0.0
+    overlays = [[], ["solution"]] if (task_root / "solution").is_dir() else [[]]
+    for extra in overlays:
+        with tempfile.TemporaryDirectory(prefix="endstate-floor-") as tmp:
+            live = Path(tmp) / "live"
+            shutil.copytree(task_root / "fixture", live, symlinks=True)
+            for part in [*extra, "holdout"]:
+                if (task_root / part).is_dir():
+                    shutil.copytree(task_root / part, live, symlinks=True, dirs_exist_ok=True)
+            env = {"PATH": os.environ["PATH"], "HOME": tmp, "PYTHONDONTWRITEBYTECODE": "1",
+                   "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
+            started = time.perf_counter()
+            subprocess.run(["/bin/sh", "-c", command], cwd=live, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            total += time.perf_counter() - started
+    return total
+
+
+def run_prove(args: list[str], cache: Path) -> tuple[float, int]:
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache)}
+    started = time.perf_counter()
+    proc = subprocess.run([str(BIN / "endstate-author"), "prove", *args, "-o", "json"],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return time.perf_counter() - started, proc.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", nargs="?", default=str(ROOT / "tasks"))
+    parser.add_argument("--sandbox", default="local", choices=("local", "docker"))
+    parser.add_argument("--full", action="store_true", help="also time every check group")
+    args = parser.parse_args()
+    suite = Path(args.suite)
+    tasks = sorted(p.parent for p in suite.rglob("task.json")
+                   if not {"fixture", "holdout", "solution", "defects"} & set(p.parts))
+    floor = sum(floor_for(t) for t in tasks)
+    with tempfile.TemporaryDirectory(prefix="endstate-bench-prove-") as cache_dir:
+        cache = Path(cache_dir)
+        common = [str(suite), "--sandbox", args.sandbox]
+        directions, rc = run_prove([*common, "--only", "directions", "--jobs", "1",
+                                    "--no-cache"], cache)
+        run_prove([*common, "--only", "directions", "--jobs", "1"], cache)
+        cached, _ = run_prove([*common, "--only", "directions", "--jobs", "1"], cache)
+        full = None
+        if args.full:
+            full, full_rc = run_prove([*common, "--no-cache"], cache)
+    print(f"suite: {suite} ({len(tasks)} tasks), sandbox {args.sandbox}")
+    print(f"floor (bare test commands, 1 core)    {floor:8.2f} s")
+    print(f"prove --only directions --jobs 1      {directions:8.2f} s  (exit {rc})")
+    print(f"ratio prove / floor                   {directions / floor if floor else 0:8.2f}x"
+          "  (target <= 1.3x)")
+    print(f"cached re-run (fresh process)         {cached:8.2f} s  (target <= 0.3 s)")
+    if full is not None:
+        print(f"full prove, every check, default jobs {full:8.2f} s  (exit {full_rc})")
+
+
+if __name__ == "__main__":
+    main()
