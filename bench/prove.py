@@ -74,7 +74,7 @@ def run_prove(args: list[str], cache: Path) -> tuple[float, int]:
     env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache)}
     started = time.perf_counter()
     proc = subprocess.run([str(BIN / "endstate-author"), "prove", *args, "-o", "json"],
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          env=env, capture_output=True, text=True)
     return time.perf_counter() - started, proc.returncode
 
 
