@@ -1,0 +1,227 @@
+"""The local sandbox: commands run as host subprocesses in the live tree.
+
+**Not an isolation boundary.** It exists so the harness, prove and the tests run on a machine
+without Docker, and so a task can be debugged without a container in the way; results from it
+should say so. What it does guarantee:
+
+* a clean, deterministic environment (PATH, a scratch HOME, C.UTF-8, no byte-compilation, a
+  fixed hash seed; nothing else from the host, so no credential leaks into the agent's shell);
+* every command runs in its own process group, and the whole group is SIGKILLed when the
+  command ends, on timeout, and on Ctrl-C: ``sleep 100 &`` does not outlive the call. (A
+  process that makes itself a new session with ``setsid`` escapes the group; only the Docker
+  sandbox contains that.)
+* output is capped per stream, so a chatty command cannot eat the harness's memory.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from endstate_harness.sandbox import (
+    COMMAND_ENV,
+    DEFAULT_TIMEOUT_S,
+    OUTPUT_CAP_BYTES,
+    ExecResult,
+    SandboxError,
+    TreeSandbox,
+    cap_output,
+)
+
+TIMEOUT_EXIT_CODE = 124
+"""The exit code of a command that ran out of time (coreutils ``timeout``'s convention)."""
+
+DRAIN_GRACE_S = 1.0
+"""After the command's group is killed, how long to wait for its pipes to close. Only a
+process that escaped the group (``setsid``) can hold them open longer; we stop reading then."""
+
+_READ_CHUNK = 1 << 16
+
+
+class _Stream:
+    """Captured bytes of one pipe, up to a cap; the excess is counted and dropped."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.cap - self.size
+        if room > 0:
+            self.parts.append(data[:room])
+            self.size += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
+
+    def text(self) -> str:
+        return cap_output(b"".join(self.parts), self.dropped)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already empty
+
+
+class _ExitWatch:
+    """A file descriptor that becomes readable when a process exits, *without reaping it*.
+
+    While the leader is an unreaped zombie its pid, hence its process-group id, cannot be
+    reused, so killing the group afterwards can never hit an unrelated process. pidfd (Linux
+    5.3+) gives that directly; elsewhere a thread waits with ``WNOWAIT`` and writes to a pipe.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self._pidfd: int | None = None
+        self._pipe: tuple[int, int] | None = None
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            read_end, write_end = os.pipe()
+            self._pipe = (read_end, write_end)
+            threading.Thread(target=self._wait, args=(pid, write_end), daemon=True).start()
+
+    @staticmethod
+    def _wait(pid: int, write_end: int) -> None:
+        try:
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        except OSError:
+            pass
+        try:
+            os.write(write_end, b"x")
+        except OSError:
+            pass  # the reader gave up already
+        finally:
+            os.close(write_end)  # owned by this thread, so it is never closed twice
+
+    def fileno(self) -> int:
+        if self._pidfd is not None:
+            return self._pidfd
+        assert self._pipe is not None
+        return self._pipe[0]
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+        if self._pipe is not None:
+            os.close(self._pipe[0])
+
+
+class LocalSandbox(TreeSandbox):
+    """A :class:`TreeSandbox` whose commands are host subprocesses (see the module docstring).
+
+    Args:
+        fixture: the task's fixture folder (read, never modified).
+        scratch_root: where to make the scratch folder (the system temp dir by default).
+        default_timeout_s: the limit of a command run without ``timeout_s``.
+        output_cap: bytes kept per stream (stdout, stderr) of one command.
+        path_env: the PATH commands get (the host's PATH by default, so tools are found).
+    """
+
+    def __init__(
+        self,
+        fixture: Path,
+        *,
+        scratch_root: Path | None = None,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        output_cap: int = OUTPUT_CAP_BYTES,
+        path_env: str | None = None,
+    ) -> None:
+        super().__init__(fixture, scratch_root=scratch_root, default_timeout_s=default_timeout_s)
+        self.output_cap = output_cap
+        self.path_env = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
+
+    def command_env(self) -> dict[str, str]:
+        """The whole environment of a command: nothing is inherited from the host."""
+        return {"PATH": self.path_env, "HOME": str(self.home), **COMMAND_ENV}
+
+    def run(self, command: str, *, timeout_s: float | None = None) -> ExecResult:
+        """Run ``command`` with ``/bin/sh -c`` in the live tree; see the module docstring."""
+        limit = self._timeout(timeout_s)
+        live = self.live
+        try:
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", command],
+                cwd=live,
+                env=self.command_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own session, hence its own process group
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise SandboxError(f"could not start /bin/sh in {live}: {exc}") from exc
+        out, err = _Stream(self.output_cap), _Stream(self.output_cap)
+        timed_out = False
+        try:
+            timed_out = _collect(proc, out, err, limit)
+        finally:
+            # Also on Ctrl-C: nothing the command started survives it. The leader is not
+            # reaped yet, so its group id still names only its own processes.
+            _kill_group(proc.pid)
+            proc.wait()
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+        if timed_out:
+            return ExecResult(TIMEOUT_EXIT_CODE, out.text(), err.text(), timed_out=True)
+        code = proc.returncode
+        if code < 0:
+            code = 128 - code  # killed by a signal: report it the way a shell does
+        return ExecResult(code, out.text(), err.text())
+
+
+def _collect(proc: subprocess.Popen[bytes], out: _Stream, err: _Stream, limit: float) -> bool:
+    """Read both pipes until the command ends (or time runs out); True when it timed out.
+
+    When the leader exits its group is killed at once, so background children die with it
+    and the pipes reach end of file; their buffered output is still read.
+    """
+    assert proc.stdout is not None and proc.stderr is not None
+    streams: dict[int, _Stream] = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    watch = _ExitWatch(proc.pid)
+    deadline = time.monotonic() + limit
+    exited = False
+    with selectors.DefaultSelector() as sel:
+        pipe: IO[bytes]
+        for pipe in (proc.stdout, proc.stderr):
+            os.set_blocking(pipe.fileno(), False)
+            sel.register(pipe.fileno(), selectors.EVENT_READ)
+        sel.register(watch.fileno(), selectors.EVENT_READ)
+        try:
+            while True:
+                if exited and not streams:
+                    return False
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if exited:
+                        return False  # an escaped process holds the pipes; stop reading
+                    return True
+                for key, _ in sel.select(remaining):
+                    fd = int(key.fd)
+                    if fd == watch.fileno():
+                        exited = True
+                        sel.unregister(fd)
+                        _kill_group(proc.pid)
+                        deadline = min(deadline, time.monotonic() + DRAIN_GRACE_S)
+                        continue
+                    try:
+                        data = os.read(fd, _READ_CHUNK)
+                    except BlockingIOError:
+                        continue
+                    if data:
+                        streams[fd].add(data)
+                    else:
+                        sel.unregister(fd)
+                        del streams[fd]
+        finally:
+            watch.close()

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Make a real Docker daemon and the local sandbox image available for `make test`.
+#
+# Why this exists: the Docker sandbox tests must run against a real daemon, and the machines
+# this project runs on start none and cannot pull from Docker Hub. So this script installs
+# Debian's docker.io if needed, starts dockerd when nothing answers, and builds a small sandbox
+# image (Debian minbase + python3) from Debian packages with debootstrap + `docker import`.
+#
+# Idempotent: every step checks first and is skipped when already done. It never fails
+# silently: when Docker truly cannot start here it says why and exits 0, so the docker tests
+# skip with a printed reason instead of the whole test run failing.
+set -u -o pipefail
+
+IMAGE="${ENDSTATE_SANDBOX_IMAGE_LOCAL:-endstate-sandbox:local}"
+SUITE="${ENDSTATE_SANDBOX_SUITE:-bookworm}"
+DOCKERD_LOG="${DOCKERD_LOG:-/tmp/dockerd.log}"
+WAIT_S=60
+
+step() { printf 'ensure-docker: %s\n' "$*"; }
+give_up() {
+    step "SKIP: $* (docker tests will be skipped)"
+    exit 0
+}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"; else
+        return 1
+    fi
+}
+
+docker_answers() { timeout 10 docker info >/dev/null 2>&1; }
+
+# 1. packages -----------------------------------------------------------------------------
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+if [ "${#missing[@]}" -gt 0 ]; then
+    step "installing ${missing[*]} with apt-get"
+    as_root apt-get update -qq >/dev/null 2>&1 || step "apt-get update failed (continuing)"
+    if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/tmp/ensure-docker-apt.log 2>&1; then
+        tail -5 /tmp/ensure-docker-apt.log
+        give_up "apt-get install ${missing[*]} failed (see /tmp/ensure-docker-apt.log)"
+    fi
+else
+    step "dockerd and debootstrap present"
+fi
+command -v docker >/dev/null 2>&1 || give_up "no docker client on PATH after install"
+
+# 2. daemon -------------------------------------------------------------------------------
+if docker_answers; then
+    step "docker daemon answers"
+else
+    command -v dockerd >/dev/null 2>&1 || give_up "dockerd is not installed"
+    [ "$(id -u)" -eq 0 ] || give_up "no daemon answers and starting dockerd needs root"
+    step "starting dockerd (log: $DOCKERD_LOG)"
+    # iptables may be unusable inside a container-based machine; the sandbox runs with
+    # network_mode=none anyway, so the daemon does not need to manage NAT rules.
+    start_dockerd() {
+        nohup dockerd "$@" >>"$DOCKERD_LOG" 2>&1 </dev/null &
+        local pid=$!
+        local waited=0
+        while [ "$waited" -lt "$WAIT_S" ]; do
+            if docker_answers; then return 0; fi
+            kill -0 "$pid" 2>/dev/null || return 1
+            sleep 1
+            waited=$((waited + 1))
+        done
+        kill "$pid" 2>/dev/null
+        return 1
+    }
+    if start_dockerd; then
+        step "dockerd answers"
+    elif start_dockerd --iptables=false --ip6tables=false; then
+        step "dockerd answers (started with --iptables=false)"
+    elif start_dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs; then
+        step "dockerd answers (started with --iptables=false --bridge=none --storage-driver=vfs)"
+    else
+        tail -5 "$DOCKERD_LOG"
+        give_up "dockerd did not answer within ${WAIT_S}s (see $DOCKERD_LOG)"
+    fi
+fi
+
+# 3. image --------------------------------------------------------------------------------
+if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+    step "image $IMAGE present (reused)"
+    exit 0
+fi
+command -v debootstrap >/dev/null 2>&1 || give_up "debootstrap is not installed"
+
+mirror=""
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    mirror=$(grep -Eo '(https?://[^ ]+/debian)/?( |$)' "$f" | grep -v security | head -1 | tr -d ' ')
+    [ -n "$mirror" ] && break
+done
+mirror="${mirror:-http://deb.debian.org/debian}"
+
+rootfs=$(mktemp -d /tmp/endstate-rootfs.XXXXXX)
+trap 'rm -rf "$rootfs"' EXIT INT TERM
+step "building $IMAGE: debootstrap --variant=minbase --include=python3 $SUITE from $mirror"
+start=$(date +%s)
+if ! debootstrap --variant=minbase --include=python3 "$SUITE" "$rootfs" "$mirror" \
+    >/tmp/ensure-docker-debootstrap.log 2>&1; then
+    tail -5 /tmp/ensure-docker-debootstrap.log
+    give_up "debootstrap failed (see /tmp/ensure-docker-debootstrap.log)"
+fi
+# Drop apt lists and caches: they are big and nothing in the sandbox installs packages.
+rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+step "importing the root filesystem as $IMAGE"
+if ! tar -C "$rootfs" -c . | docker import \
+    --change 'CMD ["/bin/sh"]' --change 'ENV LANG=C.UTF-8' - "$IMAGE" >/dev/null; then
+    give_up "docker import failed"
+fi
+step "image $IMAGE built in $(( $(date +%s) - start ))s"

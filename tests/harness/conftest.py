@@ -1,0 +1,80 @@
+"""Shared fixtures for the harness tests: a tiny task fixture tree and a real Docker image.
+
+The Docker tests run against a real daemon (``make test`` starts one with
+``scripts/ensure-docker.sh``). When none answers they are skipped, and the reason is printed
+so a green run without Docker cannot be mistaken for a run with it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def make_fixture_tree(root: Path) -> Path:
+    """A small fixture: a package with a bug, its tests, a binary file, an in-tree symlink,
+    and one of every pruned kind of folder (which must never reach a sandbox)."""
+    (root / "pkg" / "__pycache__").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / ".git").mkdir()
+    (root / "node_modules" / "left").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "pkg" / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"\x00stale")
+    (root / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+    )
+    (root / "README.md").write_text("# calc\n")
+    (root / "data.bin").write_bytes(bytes(range(256)))
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "node_modules" / "left" / "index.js").write_text("module.exports = 1\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho run\n")
+    (root / "run.sh").chmod(0o755)
+    os.symlink("pkg/calc.py", root / "calc_link.py")
+    return root
+
+
+@pytest.fixture
+def fixture_tree(tmp_path: Path) -> Path:
+    """A fresh tiny fixture tree (see :func:`make_fixture_tree`)."""
+    return make_fixture_tree(tmp_path / "fixture")
+
+
+def _skip(reason: str) -> None:
+    print(f"\nSKIPPING docker tests: {reason}", file=sys.stderr)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def docker_image() -> Iterator[str]:
+    """The image the Docker tests use: ``$ENDSTATE_SANDBOX_IMAGE`` or the local one that
+    ``scripts/ensure-docker.sh`` builds. Skips (with the reason printed) when no daemon answers
+    or the image is missing; leaves no test container behind."""
+    from endstate_harness.docker_sandbox import (
+        IMAGE_ENV,
+        LABEL,
+        LOCAL_IMAGE,
+        SandboxError,
+        connect,
+    )
+
+    try:
+        client = connect(timeout_s=5)
+    except SandboxError as exc:
+        _skip(f"{exc} (run: sudo bash scripts/ensure-docker.sh)")
+    image = os.environ.get(IMAGE_ENV) or LOCAL_IMAGE
+    try:
+        client.images.get(image)
+    except Exception as exc:
+        client.close()
+        _skip(f"image {image!r} is not available ({exc}); run: sudo bash scripts/ensure-docker.sh")
+    before = {c.id for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"})}
+    yield image
+    after = {c.id for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"})}
+    client.close()
+    leaked = after - before
+    assert not leaked, f"docker tests left sandbox containers behind: {sorted(leaked)}"

@@ -1,0 +1,286 @@
+"""DockerSandbox against a real daemon: isolation, limits, the bind mount, cleanup.
+
+Skipped, with the reason printed, when no daemon answers (see ``docker_image`` in conftest).
+The unreachable-daemon tests need no daemon and always run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import docker
+import pytest
+
+from endstate_harness.docker_sandbox import (
+    LABEL,
+    DockerSandbox,
+    SandboxError,
+    docker_available,
+    remove_stray_containers,
+)
+
+HARNESS = Path(__file__).resolve().parents[2] / "harness"
+
+pytestmark = pytest.mark.docker
+
+
+def _labelled_ids() -> set[str]:
+    client = docker.from_env()
+    try:
+        return {
+            c.id or "" for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+        }
+    finally:
+        client.close()
+
+
+# ----------------------------------------------------------------------------- no daemon needed
+
+
+def test_unreachable_daemon_gives_one_clear_message(
+    fixture_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    assert docker_available(timeout_s=1) is False
+    sb = DockerSandbox(fixture_tree)
+    with pytest.raises(SandboxError) as info:
+        with sb:
+            pass
+    message = str(info.value)
+    assert "cannot reach the Docker daemon at unix:///nonexistent/docker.sock" in message
+    assert "dockerd" in message and "--sandbox local" in message
+    assert "Traceback" not in message
+    assert sb._scratch is None, "the scratch folder is removed when start() fails"
+
+
+# ----------------------------------------------------------------------------- real daemon
+
+
+def test_container_is_locked_down(fixture_tree: Path, docker_image: str) -> None:
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        host = sb.container_attrs()["HostConfig"]
+        config = sb.container_attrs()["Config"]
+        assert host["NetworkMode"] == "none"
+        assert host["CapDrop"] == ["ALL"]
+        assert host["SecurityOpt"] == ["no-new-privileges"]
+        assert host["Memory"] == 1 << 30 and host["MemorySwap"] == 1 << 30
+        assert host["PidsLimit"] == 256
+        assert config["User"] == f"{os.getuid()}:{os.getgid()}"
+        assert config["Labels"][LABEL] == "1"
+        status = sb.run("grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")
+        assert "CapEff:\t0000000000000000" in status.stdout
+        assert "NoNewPrivs:\t1" in status.stdout
+
+
+def test_no_egress(fixture_tree: Path, docker_image: str) -> None:
+    probe = (
+        "import socket\n"
+        "s = socket.socket(); s.settimeout(3)\n"
+        "try:\n    s.connect(('1.1.1.1', 53)); print('CONNECTED')\n"
+        "except OSError as e:\n    print('BLOCKED', e)\n"
+    )
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        sb.write_text("probe.py", probe)
+        result = sb.run("python3 probe.py")
+        assert result.ok, result.output
+        assert result.stdout.startswith("BLOCKED"), result.stdout
+        interfaces = sb.run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+        assert interfaces.stdout.split() == ["lo"]
+
+
+def test_bind_mount_is_live_both_ways_and_owned_by_the_user(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        sb.write_text("from_host.txt", "hello from the host\n")
+        seen = sb.run("cat from_host.txt && pwd && mkdir -p out && echo hi > out/from_ctr.txt")
+        assert seen.ok and seen.stdout == "hello from the host\n/work\n"
+        assert sb.read_text("out/from_ctr.txt") == "hi\n"
+        made = sb.live / "out" / "from_ctr.txt"
+        assert made.stat().st_uid == os.getuid() and made.stat().st_gid == os.getgid()
+        assert (sb.live / "out").stat().st_uid == os.getuid()
+        assert sb.changed_paths() == ["from_host.txt", "out/from_ctr.txt"]
+        fixed = sb.run('python3 -c "import pkg.calc as c; print(c.add(2, 2))"')
+        assert fixed.stdout == "0\n"  # the fixture's bug, run in the container
+        env = sb.run("echo $PYTHONDONTWRITEBYTECODE $PYTHONHASHSEED $HOME")
+        assert env.stdout == "1 0 /tmp\n"
+
+
+def test_seal_holds_with_container_writes(
+    fixture_tree: Path, docker_image: str, tmp_path: Path
+) -> None:
+    holdout = tmp_path / "holdout"
+    holdout.mkdir()
+    (holdout / "hidden.txt").write_text("holdout\n")
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        sb.run("echo agent > agent.txt")
+        sealed = sb.seal()
+        sb.stage(holdout)
+        assert sb.run("cat hidden.txt && echo late > late.txt").stdout == "holdout\n"
+        assert sb.tree_hash() == sealed
+        assert not sb.exists("late.txt") and not sb.exists("hidden.txt")
+        assert sb.changed_paths() == ["agent.txt"]
+
+
+def test_timeout_and_background_leftovers_are_killed(fixture_tree: Path, docker_image: str) -> None:
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        began = time.monotonic()
+        result = sb.run("sleep 60 & sleep 60", timeout_s=1)
+        assert result.timed_out and result.exit_code == 124
+        assert time.monotonic() - began < 10
+        quick = sb.run("sleep 60 & echo started")
+        assert quick.ok and quick.stdout == "started\n"
+        procs = sb.run("cat /proc/[0-9]*/comm")
+        assert "sleep" in procs.stdout.split()  # PID 1 holds the container open ...
+        assert procs.stdout.split().count("sleep") == 1  # ... and nothing else lingers
+        assert sb.run("exit 7").exit_code == 7
+
+
+def test_fork_bomb_is_contained(fixture_tree: Path, docker_image: str) -> None:
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        began = time.monotonic()
+        result = sb.run("bomb() { bomb | bomb & }; bomb; sleep 5", timeout_s=8)
+        elapsed = time.monotonic() - began
+        assert elapsed < 30, "the exec returns"
+        assert "Cannot fork" in result.stderr, "the pids limit stopped it inside the container"
+        # The limit was hit inside, the host is fine, and the sandbox is usable again.
+        assert subprocess.run(["true"], check=False).returncode == 0
+        deadline = time.monotonic() + 20
+        after = sb.run("echo alive")
+        while not after.ok and time.monotonic() < deadline:
+            time.sleep(0.5)
+            after = sb.run("echo alive")
+        assert after.stdout == "alive\n"
+        # Nothing of the bomb is left: PID 1, its sleep, and this command's own processes.
+        left = sb.run("ls -d /proc/[0-9]* | wc -l")
+        assert int(left.stdout) < 10, left
+
+
+def test_memory_cap_is_enforced(fixture_tree: Path, docker_image: str) -> None:
+    with DockerSandbox(fixture_tree, image=docker_image, mem_limit="256m") as sb:
+        small = sb.run("python3 -c \"b = b'x' * (64 * 1024 * 1024); print(len(b))\"")
+        assert small.ok and small.stdout == str(64 * 1024 * 1024) + "\n"
+        big = sb.run("python3 -c \"b = b'x' * (2 * 1024 ** 3); print('ALLOCATED')\"", timeout_s=60)
+        assert "ALLOCATED" not in big.stdout
+        assert big.exit_code == 137 and not big.timed_out, big
+
+
+def test_missing_image_is_a_clear_error(fixture_tree: Path, docker_image: str) -> None:
+    before = _labelled_ids()
+    sb = DockerSandbox(fixture_tree, image="endstate-no-such-image:nope", pull=False)
+    with pytest.raises(SandboxError) as info:
+        with sb:
+            pass
+    message = str(info.value)
+    assert "endstate-no-such-image:nope" in message
+    assert "docker pull" in message and "ensure-docker.sh" in message
+    assert _labelled_ids() == before
+
+
+def test_no_container_left_behind_after_close_or_exception(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    before = _labelled_ids()
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        cid = sb.container_id
+        assert cid in _labelled_ids()
+    assert _labelled_ids() == before
+    with (
+        pytest.raises(ValueError, match="boom"),
+        DockerSandbox(fixture_tree, image=docker_image) as sb,
+    ):
+        assert sb.container_id in _labelled_ids()
+        raise ValueError("boom")
+    assert _labelled_ids() == before
+    sb.close()  # idempotent
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_no_container_left_behind_on_ctrl_c_or_sigterm(
+    fixture_tree: Path, docker_image: str, signum: int
+) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        sys.path.insert(0, {str(HARNESS)!r})
+        from endstate_harness.docker_sandbox import DockerSandbox
+        with DockerSandbox(Path({str(fixture_tree)!r}), image={docker_image!r}) as sb:
+            print(sb.container_id, sb.scratch, flush=True)
+            sb.run("sleep 60")
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    cid, scratch = proc.stdout.readline().split()
+    assert cid in _labelled_ids()
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=30) != 0
+    assert cid not in _labelled_ids()
+    assert not Path(scratch).exists()
+
+
+def test_stray_containers_of_a_killed_process_are_found(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(HARNESS)!r})
+        from endstate_harness.docker_sandbox import DockerSandbox
+        sb = DockerSandbox(Path({str(fixture_tree)!r}), image={docker_image!r})
+        sb.setup(); sb.start()
+        print(sb.container_id, sb.scratch, flush=True)
+        os.kill(os.getpid(), 9)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    cid, scratch = proc.stdout.split()
+    assert proc.returncode == -9 and cid in _labelled_ids() and Path(scratch).is_dir()
+    with DockerSandbox(fixture_tree, image=docker_image) as mine:
+        removed = remove_stray_containers()
+        assert cid in removed and not Path(scratch).exists()
+        assert mine.container_id in _labelled_ids(), "a live owner's container is kept"
+
+
+def test_sandboxes_run_in_parallel_threads(fixture_tree: Path, docker_image: str) -> None:
+    results: dict[int, str] = {}
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            with DockerSandbox(fixture_tree, image=docker_image) as sb:
+                sb.write_text("n.txt", str(n))
+                results[n] = sb.run("sleep 0.5; cat n.txt").stdout
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results == {n: str(n) for n in range(3)}
+
+
+def test_setsid_children_are_swept_too(fixture_tree: Path, docker_image: str) -> None:
+    # setsid takes the child out of timeout(1)'s group; the sweep after the command (every
+    # process but init and the keeper) still ends it, on timeout and on a normal end.
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        sb.watchdog_grace_s = 2.0
+        began = time.monotonic()
+        result = sb.run("setsid sleep 60 & sleep 60", timeout_s=1)
+        assert result.timed_out and time.monotonic() - began < 15
+        assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 1
+        assert sb.run("setsid sleep 60 & echo started").stdout == "started\n"
+        assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 1
