@@ -67,6 +67,10 @@ def _print_table(proofs, console) -> None:  # type: ignore[no-untyped-def]
         console.print()
 
 
+def _print_progress(task_id: str, check: str) -> None:
+    print(f"checking: {task_id}: {check}", file=sys.stderr, flush=True)
+
+
 def summary_line(proofs) -> str:  # type: ignore[no-untyped-def]
     checks = [c for p in proofs for c in p.checks]
     count = {
@@ -102,6 +106,12 @@ def prove_command(
     output_format: Annotated[
         OutputFormat, typer.Option("--output-format", "-o", help="How results are printed.")
     ] = OutputFormat.text,
+    progress_lines: Annotated[
+        bool,
+        typer.Option(
+            "--progress-lines", help="Print 'checking: TASK: CHECK' lines on stderr (editors)."
+        ),
+    ] = False,
 ) -> None:
     """Run the discrimination checks (codes ES901–ES910) on tasks."""
     from rich.console import Console
@@ -128,6 +138,7 @@ def prove_command(
         only=tuple(o.value for o in (only or [])),
         use_cache=not no_cache,
         repeat=repeat,
+        on_check=_print_progress if progress_lines else None,
     )
     err = Console(stderr=True)
     text = output_format is OutputFormat.text

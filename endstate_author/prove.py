@@ -549,7 +549,13 @@ def run_jobs(
     if pool is None:
         return [fn(ctx) for _, _, fn in jobs]
     futures = [pool.submit(fn, ctx) for _, _, fn in jobs]
-    return [f.result() for f in futures]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        # Ctrl-C / SIGTERM: checks not started yet must not run before the process may exit.
+        for future in futures:
+            future.cancel()
+        raise
 
 
 def default_jobs() -> int:
@@ -569,6 +575,8 @@ class ProveOptions:
     only: tuple[str, ...] = ()
     use_cache: bool = True
     repeat: int = 1
+    on_check: Callable[[str, str], None] | None = None
+    """Called with (task id, check name) as each check starts (progress for editors)."""
 
 
 def _diagnostic_for(task_root: Path, result: CheckResult) -> Diagnostic:
@@ -586,6 +594,16 @@ def _diagnostic_for(task_root: Path, result: CheckResult) -> Diagnostic:
     if node is None:
         return ctx.at_file(code, message, ctx.manifest_path, severity="error")
     return ctx.at_node(code, message, node, severity="error")
+
+
+def _announced(job: Job, task_id: str, on_check: Callable[[str, str], None]) -> Job:
+    group, name, fn = job
+
+    def run(ctx: ProveContext) -> CheckResult:
+        on_check(task_id, name)
+        return fn(ctx)
+
+    return group, name, run
 
 
 def _merge_repeats(runs: list[list[CheckResult]]) -> list[CheckResult]:
@@ -644,6 +662,8 @@ def prove_task(
         cached = prove_cache.load(fingerprint)
         if cached is not None:
             cached.cached = True
+            if options.on_check is not None:
+                options.on_check(task.id, "answered from the cache")
             return cached
     from endstate_harness.graders import grader_search_paths
 
@@ -652,6 +672,8 @@ def prove_task(
         task, options.sandbox, grader_search_paths(root, suite_root=suite_root), suite_root
     )
     jobs = list(plan_jobs(task, options.only))
+    if options.on_check is not None:
+        jobs = [_announced(job, task.id, options.on_check) for job in jobs]
     runs = [run_jobs(ctx, jobs, pool) for _ in range(max(1, options.repeat))]
     checks = _merge_repeats(runs) if runs and runs[0] else []
     checks.extend(skipped_notes(task, options.only))

@@ -316,7 +316,10 @@ class EndstateServer(LanguageServer):
     def prove_command(self, root: Path) -> list[str]:
         custom = os.environ.get(PROVE_CMD_ENV)
         base = shlex.split(custom) if custom else [sys.executable, "-m", "endstate_author", "prove"]
-        return [*base, str(root), "--output-format", "json", "--sandbox", self.settings.sandbox]
+        return [
+            *base, str(root), "--output-format", "json", "--sandbox", self.settings.sandbox,
+            "--progress-lines",
+        ]
 
     async def start_prove(self, root: Path) -> None:
         """Run prove for ``root``; a run already going for it is cancelled first."""

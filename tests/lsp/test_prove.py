@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -147,3 +148,43 @@ async def test_untrusted_runs_no_suite_code(prove_client: LanguageClient, tmp_pa
         lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
     )
     assert lenses and "not trusted" in (lenses[0].command.title if lenses[0].command else "")
+
+
+REAL_ENV = {
+    **os.environ,
+    # the real prove, limited to the directions so the test stays quick on a busy machine
+    "ENDSTATE_LSP_PROVE_CMD": f"{sys.executable} -m endstate_author prove --only directions",
+    "ENDSTATE_AUTHOR_CACHE": tempfile.mkdtemp(prefix="endstate-lsp-prove-cache-"),
+}
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=REAL_ENV))
+async def real_prove_client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_prove_on_save_with_the_real_prove(
+    real_prove_client: LanguageClient, tmp_path: Path
+) -> None:
+    """The real `endstate-author prove` as the server runs it: its ES902 lands on the grader."""
+    session = Session(real_prove_client, tmp_path)
+    await initialize(real_prove_client, {"trusted": True, "debounceMs": 0, "sandbox": "local"})
+    wrong = {"chunker/core.py": "def chunk(items, size):\n    return [items]\n"}
+    root = session.task(solution=wrong)
+    uri, first = await session.open(root)
+    assert "ES902" not in [d.code for d in first]
+    save(real_prove_client, uri)
+    await until(lambda: len(ended(real_prove_client)) == 1, timeout=180)
+    [(token, message)] = ended(real_prove_client).items()
+    reports = [
+        r.message
+        for r in real_prove_client.progress_reports[token]
+        if isinstance(r, lsp.WorkDoneProgressReport)
+    ]
+    assert any(m and "checking:" in m for m in reports), reports
+    assert message.startswith("prove failed"), message
+    def published() -> list[str]:
+        return [d.code for d in real_prove_client.diagnostics.get(uri, [])]  # type: ignore[misc]
+
+    await until(lambda: "ES902" in published(), timeout=30)
