@@ -1,0 +1,207 @@
+"""The pre-commit hooks, run by the real ``pre-commit`` from PyPI against this checkout.
+
+pre-commit installs a hook repository from git, so the test first snapshots the working tree
+(tracked and new files, minus what .gitignore drops) into a temporary git repository: that
+tests the hooks as they are now, committed or not (``try-repo`` on the checkout itself would
+see only committed and modified-tracked files). The hook environment is a real virtualenv
+with this package pip-installed into it, under a temporary PRE_COMMIT_HOME, so the user's
+pre-commit cache is never touched.
+
+Then a temporary git repository of tasks gets the hook installed, and ``git commit`` is the
+gate: a commit with a defective task is refused with the finding printed, the fixed commit
+goes through, and a task that is not touched is not linted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from endstate_author.lint import lint_paths
+from tests.rules.conftest import TaskBuilder, good
+
+ROOT = Path(__file__).resolve().parents[2]
+PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=check, timeout=300
+    )
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """No user or system git config, hooks or templates leak in; pre-commit's cache is ours."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+    env.update(
+        PRE_COMMIT_HOME=str(home / "pre-commit-cache"),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=str(home / "gitconfig"),
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+    )
+    (home / "gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    return env
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not PRE_COMMIT.exists():
+        print("SKIP REASON: pre-commit is not installed in the venv (pip install -e '.[dev]')")
+        pytest.skip("pre-commit is not installed in the venv")
+    if shutil.which("git") is None:
+        print("SKIP REASON: git is not installed")
+        pytest.skip("git is not installed")
+    return tmp_path_factory.mktemp("precommit-home")
+
+
+@pytest.fixture(scope="module")
+def hook_repo(home: Path) -> tuple[Path, str]:
+    """A git snapshot of this checkout's working tree (the tasks/ suite left out: not needed)."""
+    env = clean_env(home)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    snap = home / "hook-repo"
+    for rel in filter(None, listed.split("\0")):
+        if rel.startswith(("tasks/", "editors/", "bench/")):
+            continue
+        src = ROOT / rel
+        if not src.is_file():
+            continue  # deleted in the working tree but still in the index
+        dest = snap / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest)
+    subprocess.run(["git", "init", "-q"], cwd=snap, env=env, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=snap, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "snapshot"], cwd=snap, env=env, check=True)
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=snap, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return snap, rev
+
+
+@pytest.fixture
+def task_repo(home: Path, hook_repo: tuple[Path, str], tmp_path: Path) -> Iterator[Path]:
+    env = clean_env(home)
+    work = tmp_path / "work"
+    build = TaskBuilder(work / "tasks")
+    build(good(id="alpha"))
+    build(good(id="beta"))
+    snap, rev = hook_repo
+    (work / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {snap}\n    rev: {rev}\n    hooks:\n      - id: endstate-author-lint\n"
+    )
+    subprocess.run(["git", "init", "-q"], cwd=work, env=env, check=True)
+    subprocess.run([str(PRE_COMMIT), "install"], cwd=work, env=env, check=True, timeout=60)
+    yield work
+
+
+def run(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(args), cwd=cwd, env=clean_env(home), capture_output=True, text=True, timeout=600
+    )
+
+
+def break_manifest(task: Path) -> str:
+    """Introduce a typo the linter must refuse; return the code lint gives it (not guessed)."""
+    manifest = task / "task.json"
+    manifest.write_text(manifest.read_text().replace('"max_steps"', '"max_step"'))
+    found = [d for d in lint_paths([task], isolated=True).diagnostics if d.severity == "error"]
+    assert found, "the planted typo must be an error for this test to mean anything"
+    return found[0].code
+
+
+def test_commit_with_defect_is_refused_and_fixed_commit_passes(task_repo: Path, home: Path) -> None:
+    work = task_repo
+    assert run(work, home, "git", "add", "-A").returncode == 0
+    first = run(work, home, "git", "commit", "-m", "two sound tasks")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "endstate-author lint" in first.stdout + first.stderr
+
+    code = break_manifest(work / "tasks" / "alpha")
+    run(work, home, "git", "add", "-A")
+    refused = run(work, home, "git", "commit", "-m", "typo")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0, out
+    assert code in out and "max_step" in out, out
+    assert "tasks/alpha/task.json" in out, out
+    assert "tasks/beta" not in out, out  # only the changed task is linted
+    head = run(work, home, "git", "log", "--oneline").stdout.splitlines()
+    assert len(head) == 1, "the refused commit must not exist"
+
+    manifest = work / "tasks" / "alpha" / "task.json"
+    fixed_text = manifest.read_text().replace('"max_step"', '"max_steps"')
+    manifest.write_text(fixed_text.replace('"max_steps": 20', '"max_steps": 15'))
+    run(work, home, "git", "add", "-A")
+    fixed = run(work, home, "git", "commit", "-m", "fixed")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert len(run(work, home, "git", "log", "--oneline").stdout.splitlines()) == 2
+
+
+def test_untouched_broken_task_does_not_block_other_tasks(task_repo: Path, home: Path) -> None:
+    work = task_repo
+    break_manifest(work / "tasks" / "beta")
+    run(work, home, "git", "add", "-A")
+    forced = run(work, home, "git", "commit", "--no-verify", "-m", "beta broken, hook skipped")
+    assert forced.returncode == 0, forced.stderr
+    core = work / "tasks" / "alpha" / "solution" / "chunker" / "core.py"
+    core.write_text(core.read_text() + "# tidy\n")
+    run(work, home, "git", "add", "-A")
+    other = run(work, home, "git", "commit", "-m", "change alpha only")
+    assert other.returncode == 0, other.stdout + other.stderr
+    # a passing hook's output is hidden; --verbose shows which tasks it linted
+    shown = run(
+        work,
+        home,
+        str(PRE_COMMIT),
+        "run",
+        "endstate-author-lint",
+        "--verbose",
+        "--files",
+        "tasks/alpha/solution/chunker/core.py",
+    )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "1 task(s): tasks/alpha" in shown.stdout + shown.stderr
+    prompt = work / "tasks" / "beta" / "prompt.md"
+    prompt.write_text(prompt.read_text() + "More detail.\n")
+    run(work, home, "git", "add", "-A")
+    touched = run(work, home, "git", "commit", "-m", "touch beta")
+    assert touched.returncode != 0 and "max_step" in touched.stdout + touched.stderr
+
+
+def test_try_repo_reports_the_finding(task_repo: Path, home: Path, hook_repo: tuple[Path, str]):
+    """The documented way to try the hook before adding it: ``pre-commit try-repo``."""
+    work = task_repo
+    code = break_manifest(work / "tasks" / "beta")
+    snap, rev = hook_repo
+    result = run(
+        work,
+        home,
+        str(PRE_COMMIT),
+        "try-repo",
+        str(snap),
+        "endstate-author-lint",
+        "--ref",
+        rev,
+        "--files",
+        "tasks/beta/task.json",
+        "tasks/alpha/prompt.md",
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert code in out and "tasks/beta/task.json" in out, out
+    assert "2 task(s): tasks/alpha, tasks/beta" in out, out
