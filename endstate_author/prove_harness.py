@@ -32,9 +32,21 @@ if TYPE_CHECKING:
 
 Step = list[dict[str, Any]]
 
-_ESCAPING = re.compile(
-    r"(?:^|[\s;&|(=\"'])(?:/|~|\$HOME|\$\{HOME\}|\.\./)|\b(?:curl|wget|nc|ncat|ssh|scp)\b"
-)
+_PATH_ESCAPE = re.compile(r"(?:^|[\s;&|(=\"'])(?:/|~|\$HOME|\$\{HOME\}|\.\./)")
+_NETWORK_TOOL = re.compile(r"\b(?:curl|wget|nc|ncat|ssh|scp|rsync|ftp|telnet)\b")
+_LOOPBACK = re.compile(r"^(?:127(?:\.\d{1,3}){3}|localhost|\[::1\])$")
+
+
+def reaches_outside(command: str) -> bool:
+    """Whether a shell command may act outside the task's tree: an absolute or home path,
+    a parent folder, or a network tool aimed at anything but loopback."""
+    without_urls = re.sub(r"[a-z]+://\S+", " ", command)
+    if _PATH_ESCAPE.search(without_urls):
+        return True
+    if not _NETWORK_TOOL.search(command):
+        return False
+    urls = re.findall(r"[a-z]+://([^/\s:]+|\[[^\]]+\])", command)
+    return not urls or not all(_LOOPBACK.match(host) for host in urls)
 
 
 def _result(
@@ -174,7 +186,7 @@ def check_permissioning(ctx: ProveContext) -> list[CheckResult]:
             c["args"].get("command", "")
             for step in steps
             for c in step
-            if c.get("tool") == "bash" and _ESCAPING.search(str(c["args"].get("command", "")))
+            if c.get("tool") == "bash" and reaches_outside(str(c["args"].get("command", "")))
         ]
         if escaping:
             raise Unassessed(

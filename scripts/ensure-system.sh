@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install and start what the tests talk to: Docker (daemon + local sandbox image), Neovim.
+# Install and start what the tests talk to for real: Docker (daemon + local sandbox image),
+# Neovim (the editor test), Node.js/npm and git (the VS Code package and pre-commit tests).
 # Each step prints one line; a step that cannot run here says why, and the tests that need
 # it skip with that reason printed.
 set -u
@@ -10,11 +11,15 @@ apt_install() {
   if [ "$apt_updated" = 0 ]; then apt-get update -qq >/dev/null 2>&1; apt_updated=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1
 }
-if ! command -v nvim >/dev/null 2>&1; then
-  echo "ensure-system: installing neovim"
-  apt_install neovim || echo "ensure-system: neovim unavailable; the editor test will skip"
-fi
-if [ -x scripts/ensure-docker.sh ] || [ -f scripts/ensure-docker.sh ]; then
-  bash scripts/ensure-docker.sh
-fi
+need() {  # need COMMAND PACKAGE...
+  local cmd=$1; shift
+  if command -v "$cmd" >/dev/null 2>&1; then return 0; fi
+  echo "ensure-system: installing $*"
+  apt_install "$@" || echo "ensure-system: $* unavailable; the tests that need $cmd will skip"
+}
+need nvim neovim
+need git git
+need node nodejs npm
+need npm npm
+bash scripts/ensure-docker.sh
 exit 0
