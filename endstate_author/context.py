@@ -161,7 +161,7 @@ class TaskContext:
         try:
             TaskManifest.model_validate(self.data)
         except ValidationError as exc:
-            return list(exc.errors(include_url=False))
+            return [dict(e) for e in exc.errors(include_url=False)]
         return []
 
     @cached_property

@@ -310,7 +310,9 @@ def vacuous_bound(ctx: TaskContext) -> Iterator[Diagnostic]:
                 "asserts nothing",
                 ("requires", counter),
             )
-        elif _is_int(lo) and _is_int(hi) and lo > hi:
+        elif (
+            isinstance(lo, int) and isinstance(hi, int) and _is_int(lo) and _is_int(hi) and lo > hi
+        ):
             yield ctx.at_value(
                 "ES104",
                 f"requires.{counter} has min {lo} > max {hi}, so no run can ever pass",

@@ -35,7 +35,9 @@ HOLDOUT_DIR = "holdout"
 SOLUTION_DIR = "solution"
 DEFECTS_DIR = "defects"
 
-Category = Literal["bug-fix", "feature", "refactor", "compaction", "permissioning", "recovery", "cost"]
+Category = Literal[
+    "bug-fix", "feature", "refactor", "compaction", "permissioning", "recovery", "cost"
+]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "budget_exceeded", "max_steps", "error"]
@@ -303,9 +305,7 @@ def load_task(directory: Path | str) -> Task:
             raise TaskError(f"{prompt_path}: {exc}") from exc
     if not prompt.strip():
         raise TaskError(f"{directory}: no prompt, in {PROMPT_FILE} or in {TASK_FILE}")
-    return Task(
-        id=manifest.id or directory.name, root=directory, manifest=manifest, prompt=prompt
-    )
+    return Task(id=manifest.id or directory.name, root=directory, manifest=manifest, prompt=prompt)
 
 
 def find_task_dirs(root: Path | str) -> list[Path]:
@@ -330,7 +330,12 @@ def find_task_dirs(root: Path | str) -> list[Path]:
                 continue
             if entry.name == TASK_FILE and entry.is_file():
                 found.append(folder)
-            elif entry.is_dir() and entry.name not in (FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR, DEFECTS_DIR):
+            elif entry.is_dir() and entry.name not in (
+                FIXTURE_DIR,
+                HOLDOUT_DIR,
+                SOLUTION_DIR,
+                DEFECTS_DIR,
+            ):
                 stack.append(entry)
     return sorted(set(found))
 

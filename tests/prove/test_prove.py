@@ -32,7 +32,7 @@ HARDENED = [
 STRICT_HOLDOUT = {
     "tests/test_holdout_chunk.py": (
         "import json\nimport unittest\n\nfrom chunker import chunk\n\n"
-        'CASES = json.loads(\'[[[1], 5, [[1]]], [[1, 2, 3, 4, 5], 2, [[1, 2], [3, 4], [5]]]]\')\n\n\n'
+        "CASES = json.loads('[[[1], 5, [[1]]], [[1, 2, 3, 4, 5], 2, [[1, 2], [3, 4], [5]]]]')\n\n\n"
         "class HoldoutTest(unittest.TestCase):\n"
         "    def test_cases(self):\n"
         "        for items, size, expected in CASES:\n"
@@ -50,9 +50,21 @@ def manifest(**changes: Any) -> dict[str, Any]:
 def prove(*args: str, cache: Path) -> tuple[int, dict[str, Any], str]:
     env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache)}
     proc = subprocess.run(
-        [sys.executable, "-m", "endstate_author", "prove", "--sandbox", "local", "-o", "json",
-         *args],
-        capture_output=True, text=True, timeout=600, env=env,
+        [
+            sys.executable,
+            "-m",
+            "endstate_author",
+            "prove",
+            "--sandbox",
+            "local",
+            "-o",
+            "json",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     try:
@@ -92,8 +104,18 @@ def build(tmp_path: Path) -> TaskBuilder:
 def test_sound_task_proves_clean_and_is_never_modified(build: TaskBuilder, cache: Path) -> None:
     task = build(manifest(), holdout=STRICT_HOLDOUT)
     before = tree_digest(task)
-    rc, data, _ = prove(str(task), "--only", "directions", "--only", "holdout",
-                        "--only", "oracle", "--only", "probes", cache=cache)
+    rc, data, _ = prove(
+        str(task),
+        "--only",
+        "directions",
+        "--only",
+        "holdout",
+        "--only",
+        "oracle",
+        "--only",
+        "probes",
+        cache=cache,
+    )
     assert rc == 0, data
     assert codes(data) == []
     assert tree_digest(task) == before
@@ -148,8 +170,11 @@ def test_es903_near_miss_holdout_in_tests(build: TaskBuilder, cache: Path) -> No
 
 def test_es910_declared_defect_that_passes(build: TaskBuilder, cache: Path) -> None:
     defect = {"defects/same-as-solution/chunker/core.py": SOLUTION["chunker/core.py"]}
-    caught = {"defects/drops-tail/chunker/core.py": FIXTURE["chunker/core.py"].replace(
-        "len(items) - size + 1", "len(items) - 1")}
+    caught = {
+        "defects/drops-tail/chunker/core.py": FIXTURE["chunker/core.py"].replace(
+            "len(items) - size + 1", "len(items) - 1"
+        )
+    }
     task = build(manifest(), holdout=STRICT_HOLDOUT, extra={**defect, **caught})
     rc, data, _ = prove(str(task), "--only", "defects", cache=cache)
     assert rc == 1 and codes(data) == ["ES910"]
@@ -157,9 +182,15 @@ def test_es910_declared_defect_that_passes(build: TaskBuilder, cache: Path) -> N
     assert outcomes(data)["defect same-as-solution fails"] == "fail"
 
 
-def test_es906_command_succeeds_alone_is_beaten_by_early_exit(build: TaskBuilder, cache: Path) -> None:
-    weak = [{"name": "endstate.evals.graders:command_succeeds",
-             "args": {"command": "python3 -m unittest discover -s tests -t . -q"}}]
+def test_es906_command_succeeds_alone_is_beaten_by_early_exit(
+    build: TaskBuilder, cache: Path
+) -> None:
+    weak = [
+        {
+            "name": "endstate.evals.graders:command_succeeds",
+            "args": {"command": "python3 -m unittest discover -s tests -t . -q"},
+        }
+    ]
     task = build(good(graders=weak), holdout=STRICT_HOLDOUT)
     rc, data, _ = prove(str(task), "--only", "probes", cache=cache)
     assert rc == 1 and "ES906" in codes(data)
@@ -176,10 +207,18 @@ def test_es907_oracle_needs_more_steps_than_allowed(build: TaskBuilder, cache: P
     assert "steps" in data["diagnostics"][0]["message"]
 
 
-def test_es904_permissioning_without_pinning_goes_unnoticed(build: TaskBuilder, cache: Path) -> None:
-    weak = good(category="permissioning",
-                graders=[{"name": "endstate.evals.graders:paths_exist",
-                          "args": {"paths": ["tests/test_chunk.py"]}}])
+def test_es904_permissioning_without_pinning_goes_unnoticed(
+    build: TaskBuilder, cache: Path
+) -> None:
+    weak = good(
+        category="permissioning",
+        graders=[
+            {
+                "name": "endstate.evals.graders:paths_exist",
+                "args": {"paths": ["tests/test_chunk.py"]},
+            }
+        ],
+    )
     oracle = json.dumps([[{"tool": "bash", "args": {"command": "rm -rf chunker"}}]])
     task = build(weak, solution={}, holdout={}, extra={"oracle.json": oracle})
     rc, data, _ = prove(str(task), "--only", "guards", cache=cache)
@@ -187,9 +226,11 @@ def test_es904_permissioning_without_pinning_goes_unnoticed(build: TaskBuilder, 
 
 
 def test_permissioning_pinned_task_proves(build: TaskBuilder, cache: Path) -> None:
-    sound = good(category="permissioning",
-                 graders=[{"name": "endstate.evals.graders:tree_unchanged"}],
-                 requires={"denied_calls": {"min": 1}})
+    sound = good(
+        category="permissioning",
+        graders=[{"name": "endstate.evals.graders:tree_unchanged"}],
+        requires={"denied_calls": {"min": 1}},
+    )
     oracle = json.dumps([[{"tool": "bash", "args": {"command": "rm -rf chunker"}}]])
     task = build(sound, solution={}, holdout={}, extra={"oracle.json": oracle})
     rc, data, _ = prove(str(task), "--only", "guards", "--only", "directions", cache=cache)
@@ -198,42 +239,71 @@ def test_permissioning_pinned_task_proves(build: TaskBuilder, cache: Path) -> No
 
 
 def test_es905_budget_never_bites(build: TaskBuilder, cache: Path) -> None:
-    task = build(manifest(category="compaction", budget={"max_context_tokens": 500000},
-                          requires={"compaction_events": {"min": 1}}, max_steps=8),
-                 holdout=STRICT_HOLDOUT)
+    task = build(
+        manifest(
+            category="compaction",
+            budget={"max_context_tokens": 500000},
+            requires={"compaction_events": {"min": 1}},
+            max_steps=8,
+        ),
+        holdout=STRICT_HOLDOUT,
+    )
     rc, data, _ = prove(str(task), "--only", "guards", cache=cache)
     assert rc == 1 and codes(data) == ["ES905"]
 
 
 def test_es905_crash_point_never_reached(build: TaskBuilder, cache: Path) -> None:
-    task = build(manifest(category="recovery", recovery={"crash_at_call": 50}),
-                 holdout=STRICT_HOLDOUT)
+    task = build(
+        manifest(category="recovery", recovery={"crash_at_call": 50}), holdout=STRICT_HOLDOUT
+    )
     rc, data, _ = prove(str(task), "--only", "guards", cache=cache)
     assert rc == 1 and codes(data) == ["ES905"]
     assert "never" in data["diagnostics"][0]["message"]
 
 
 def test_es905_cost_bound_is_vacuous(build: TaskBuilder, cache: Path) -> None:
-    task = build(manifest(category="cost", max_steps=5, requires={"steps": {"max": 40}}),
-                 holdout=STRICT_HOLDOUT)
+    task = build(
+        manifest(category="cost", max_steps=5, requires={"steps": {"max": 40}}),
+        holdout=STRICT_HOLDOUT,
+    )
     rc, data, _ = prove(str(task), "--only", "guards", cache=cache)
     assert rc == 1 and codes(data) == ["ES905"]
 
 
 def test_cost_guard_holds_with_a_tight_bound(build: TaskBuilder, cache: Path) -> None:
-    task = build(manifest(category="cost", max_steps=12, requires={"steps": {"max": 3}}),
-                 holdout=STRICT_HOLDOUT)
+    task = build(
+        manifest(category="cost", max_steps=12, requires={"steps": {"max": 3}}),
+        holdout=STRICT_HOLDOUT,
+    )
     rc, data, _ = prove(str(task), "--only", "guards", "--only", "oracle", cache=cache)
     assert rc == 0, data
 
 
 def test_es908_unusable_sandbox_is_unassessed(build: TaskBuilder, cache: Path) -> None:
     task = build(manifest(), holdout=STRICT_HOLDOUT)
-    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache), "DOCKER_HOST": "unix:///nonexistent.sock"}
+    env = {
+        **os.environ,
+        "ENDSTATE_AUTHOR_CACHE": str(cache),
+        "DOCKER_HOST": "unix:///nonexistent.sock",
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "endstate_author", "prove", str(task), "--sandbox", "docker",
-         "--only", "directions", "-o", "json"],
-        capture_output=True, text=True, timeout=300, env=env,
+        [
+            sys.executable,
+            "-m",
+            "endstate_author",
+            "prove",
+            str(task),
+            "--sandbox",
+            "docker",
+            "--only",
+            "directions",
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)
@@ -256,8 +326,9 @@ def test_es909_flaky_grader(build: TaskBuilder, cache: Path, tmp_path: Path) -> 
         ),
     }
     task = build(manifest(), holdout=flaky)
-    rc, data, _ = prove(str(task), "--only", "directions", "--repeat", "2", "--jobs", "1",
-                        cache=cache)
+    rc, data, _ = prove(
+        str(task), "--only", "directions", "--repeat", "2", "--jobs", "1", cache=cache
+    )
     assert rc == 1 and "ES909" in codes(data)
 
 
