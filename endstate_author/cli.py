@@ -8,6 +8,7 @@ never a traceback (``main`` is the last line of that defence).
 
 from __future__ import annotations
 
+import signal
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -120,7 +121,11 @@ def lint(
         )
     counted = result.errors + (result.warnings if strict else 0)
     summary = _summary(result.tasks, result.errors, result.warnings)
-    emit(result.diagnostics, output_format, summary)
+    if result.diagnostics or output_format is not OutputFormat.text:
+        emit(result.diagnostics, output_format, summary)
+    elif result.tasks:
+        # a clean run prints nothing on stdout (scripts and hooks read stdout); say it on stderr
+        typer.echo(f"All clear: {result.tasks} task(s) checked, no findings.", err=True)
     raise typer.Exit(1 if counted and not exit_zero else 0)
 
 
@@ -252,8 +257,17 @@ def _register_optional() -> None:
 _register_optional()
 
 
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Entry point: typer's exit codes, and no traceback for anything that escapes."""
+    # SIGTERM/SIGHUP (a CI cancel, `kill`, a closed terminal) must unwind like Ctrl-C, so every
+    # sandbox, container and temp dir is removed; the sandbox module's own handler is only
+    # installed from the main thread, which prove's worker threads never are.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
     try:
         app(standalone_mode=True)
     except KeyboardInterrupt:

@@ -22,6 +22,9 @@ from endstate_harness.task import TASK_FILE, find_task_dirs
 NEEDS_OBJECT = ("ES1", "ES2", "ES3", "ES5")
 """Families that read the manifest's content: they run only when task.json is an object."""
 
+PARALLEL_MIN_TASKS = 48
+"""Suites at least this large are linted by a pool of forked workers, one per core."""
+
 
 class UsageError(ValueError):
     """A path or option the user gave cannot be used (exit 2)."""
@@ -171,6 +174,7 @@ def lint_paths(
         fixed_config = Config()
     elif config_file is not None:
         fixed_config = load_file(config_file)
+    jobs: list[tuple[Path, Path, Config]] = []
     for task, suite in targets:
         if fixed_config is not None:
             config = fixed_config
@@ -185,9 +189,47 @@ def lint_paths(
             config.ignore = [*config.ignore, *(i.upper() for i in ignore)]
         ctx = TaskContext(task, suite_root=suite, config=config)
         result.contexts.append(ctx)
-        result.diagnostics.extend(run_rules(ctx, config))
+        jobs.append((task, suite, config))
         by_suite.setdefault(suite.resolve(), []).append(ctx)
+    if len(jobs) >= PARALLEL_MIN_TASKS and _cores() > 1:
+        result.diagnostics.extend(_lint_parallel(jobs))
+    else:
+        for ctx in result.contexts:
+            result.diagnostics.extend(run_rules(ctx, ctx.config))
     for contexts in by_suite.values():
         result.diagnostics.extend(run_suite_rules(contexts, contexts[0].config))
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _lint_chunk(chunk: list[tuple[Path, Path, Config]]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for task, suite, config in chunk:
+        out.extend(run_rules(TaskContext(task, suite_root=suite, config=config), config))
+    return out
+
+
+def _lint_parallel(jobs: list[tuple[Path, Path, Config]]) -> list[Diagnostic]:
+    """Lint tasks in forked workers (the rules are pure functions of the files)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    load_all()
+    workers = min(_cores(), 8)
+    size = max(8, len(jobs) // (workers * 4))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return [d for found in pool.map(_lint_chunk, chunks) for d in found]
+    except (OSError, RuntimeError, ValueError):
+        return _lint_chunk(jobs)  # no fork here (or it failed): the same work, in-process

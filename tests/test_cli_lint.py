@@ -180,3 +180,26 @@ def test_new_scaffolds_lint_clean_for_every_category(tmp_path: Path) -> None:
     assert cli("new", "new-cost", "--category", "cost", "--suite", str(tmp_path)).returncode == 2
     bad = cli("new", "x", "--category", "bugfix", "--suite", str(tmp_path))
     assert bad.returncode == 2 and "did you mean 'bug-fix'" in bad.stderr
+
+
+def test_parallel_lint_finds_exactly_what_serial_lint_finds(tmp_path: Path) -> None:
+    from endstate_author import lint as lint_module
+
+    builder = TaskBuilder(tmp_path / "suite")
+    for i in range(60):
+        variants = [
+            good(id=f"t-{i}"),
+            good(id=f"t-{i}", category="bugfix"),
+            good(id=f"t-{i}", max_steps="9"),
+            good(id=f"t-{i}", graders=[{"name": "nope:x"}]),
+        ]
+        builder(variants[i % 4], name=f"t-{i}")
+    serial = lint_module.lint_paths([tmp_path / "suite"], isolated=True).diagnostics
+    assert len(serial) > 40
+    old = lint_module.PARALLEL_MIN_TASKS
+    try:
+        lint_module.PARALLEL_MIN_TASKS = 1
+        parallel = lint_module.lint_paths([tmp_path / "suite"], isolated=True).diagnostics
+    finally:
+        lint_module.PARALLEL_MIN_TASKS = old
+    assert [d.to_json() for d in parallel] == [d.to_json() for d in serial]

@@ -17,7 +17,7 @@ from endstate_harness import tree
 from endstate_harness.local_sandbox import LocalSandbox
 from endstate_harness.sandbox import PathEscapeError, SandboxError
 
-from .conftest import make_fixture_tree
+from tests.conftest import make_fixture_tree
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 
