@@ -40,15 +40,19 @@ MAX_MANIFEST_BYTES = 1 << 20
 JsonPath = tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TreeEntry:
     """One entry of a task's tree, by forward-slash path relative to that tree."""
 
     rel: str
-    path: Path
+    abspath: str
     is_symlink: bool
     is_dir: bool
     size: int
+
+    @property
+    def path(self) -> Path:
+        return Path(self.abspath)
 
 
 def walk_tree(root: Path, *, max_entries: int = 200_000) -> dict[str, TreeEntry]:
@@ -56,7 +60,9 @@ def walk_tree(root: Path, *, max_entries: int = 200_000) -> dict[str, TreeEntry]
     out: dict[str, TreeEntry] = {}
     if root.is_symlink() or not root.is_dir():
         return out
-    stack = [root]
+    base = str(root)
+    cut = len(base) + 1
+    stack = [base]
     while stack and len(out) < max_entries:
         folder = stack.pop()
         try:
@@ -65,17 +71,17 @@ def walk_tree(root: Path, *, max_entries: int = 200_000) -> dict[str, TreeEntry]
         except OSError:
             continue
         for entry in entries:
-            path = Path(entry.path)
-            rel = path.relative_to(root).as_posix()
+            full = entry.path
+            rel = full[cut:].replace(os.sep, "/")
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
                 size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
-            out[rel] = TreeEntry(rel, path, is_link, is_dir, size)
+            out[rel] = TreeEntry(rel, full, is_link, is_dir, size)
             if is_dir and not is_link:
-                stack.append(path)
+                stack.append(full)
     return out
 
 
@@ -264,11 +270,22 @@ class TaskContext:
 
     def read_tree_text(self, name: str, rel: str) -> str | None:
         """Text of ``<tree>/<rel>``; None if missing, a link, binary or over 1 MiB."""
+        key = (name, rel)
+        if key not in self._texts:
+            self._texts[key] = self._read_text(name, rel)
+        return self._texts[key]
+
+    @cached_property
+    def _texts(self) -> dict[tuple[str, str], str | None]:
+        return {}
+
+    def _read_text(self, name: str, rel: str) -> str | None:
         entry = self.files(name).get(rel)
         if entry is None or entry.is_symlink or entry.size > MAX_MANIFEST_BYTES:
             return None
         try:
-            data = entry.path.read_bytes()
+            with open(entry.abspath, "rb") as handle:
+                data = handle.read()
         except OSError:
             return None
         if b"\x00" in data:

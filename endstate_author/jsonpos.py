@@ -250,6 +250,13 @@ _VALUE_TYPES = frozenset({"object", "array", "string", "number", "true", "false"
 
 
 def _scalar(text: bytes) -> Any:
+    if text[:1] == b'"' and b"\\" not in text and len(text) >= 2:
+        try:
+            return text[1:-1].decode("utf-8")  # the common case: no escapes to decode
+        except UnicodeDecodeError:
+            return None
+    if text.isdigit():
+        return int(text)
     try:
         return json.loads(text)
     except ValueError:

@@ -18,6 +18,7 @@ root of the tree the command runs in (the sandbox's working directory), ``"."`` 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 import shlex
@@ -457,6 +458,7 @@ REFERENCE_NAMES = frozenset(
 HARNESS_NAMES = REFERENCE_NAMES | {"tests_pass"}
 
 
+@functools.lru_cache(maxsize=4096)
 def split_grader(name: str) -> tuple[str, str] | None:
     """``module:function`` (or last-dot ``module.function``) into its parts; None unless both
     are (dotted) Python identifiers, so a name like ``../x`` never turns into a file path."""
@@ -469,6 +471,7 @@ def split_grader(name: str) -> tuple[str, str] | None:
     return module, func
 
 
+@functools.lru_cache(maxsize=4096)
 def builtin_name(name: str) -> str | None:
     """The short name of a library grader (``command_succeeds``), None for a suite grader.
 

@@ -307,7 +307,7 @@ def _with_all_inits(entries: dict[str, TreeEntry], start: str) -> dict[str, Tree
     for rel, entry in entries.items():
         if entry.is_dir and _inside(rel, start):
             fake = f"{rel}/__init__.py"
-            out.setdefault(fake, TreeEntry(fake, entry.path / "__init__.py", False, False, 0))
+            out.setdefault(fake, TreeEntry(fake, str(entry.path / "__init__.py"), False, False, 0))
     return out
 
 

@@ -19,9 +19,11 @@ Annotations here are real objects, not strings, because the linter reads them to
 task's ``args`` (``paths: list[str]``, ``timeout_s: float | None``…).
 """
 
+import functools
 import importlib
 import importlib.machinery
 import inspect
+import os
 import re
 import sys
 import threading
@@ -458,10 +460,20 @@ def grader_search_paths(
 
 def project_root(start: Path) -> Path | None:
     """Nearest folder at or above ``start`` holding pyproject.toml or .git."""
-    for folder in [Path(start).resolve(), *Path(start).resolve().parents]:
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
-            return folder
-    return None
+    found = _project_root(os.path.realpath(start))
+    return Path(found) if found is not None else None
+
+
+@functools.lru_cache(maxsize=512)
+def _project_root(folder: str) -> str | None:
+    # cached per folder: a suite of a thousand tasks shares its parents, and lint asks for
+    # every task (a project root appearing mid-session is seen after a restart)
+    if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(
+        os.path.join(folder, ".git")
+    ):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _project_root(parent)
 
 
 # ----- grading a task -------------------------------------------------------------------------
