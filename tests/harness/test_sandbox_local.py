@@ -16,7 +16,6 @@ import pytest
 from endstate_harness import tree
 from endstate_harness.local_sandbox import LocalSandbox
 from endstate_harness.sandbox import PathEscapeError, SandboxError
-
 from tests.conftest import make_fixture_tree
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
