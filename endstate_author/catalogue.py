@@ -48,17 +48,6 @@ ParamKind = Literal["positional", "keyword", "var_keyword", "var_positional"]
 MAX_MODULE_BYTES = 2 << 20
 """A grader module larger than this is not parsed (its signatures count as unknown)."""
 
-FORBIDDEN_PARAMETERS = (
-    "messages",
-    "transcript",
-    "history",
-    "result",
-    "run_result",
-    "final_text",
-    "response",
-    "conversation",
-)
-"""Parameter names that would let a grader read the agent's output (task-format.md §3)."""
 
 _SKIP_DIRS = frozenset({"fixture", "holdout", "solution", "defects", "site-packages", "build",
                         "dist", "venv", "env"})

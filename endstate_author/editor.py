@@ -30,12 +30,8 @@ from endstate_harness.task import (
     SOLUTION_DIR,
     STOP_REASONS,
     TASK_FILE,
-    Bound,
-    Budget,
-    GraderSpec,
-    Recovery,
     Requires,
-    TaskManifest,
+    model_at,
 )
 
 if TYPE_CHECKING:
@@ -428,23 +424,6 @@ class CompletionItem:
     is_snippet: bool = True
 
 
-def _model_for(path: JsonPath) -> type[BaseModel] | None:
-    if not path:
-        return TaskManifest
-    head = path[0]
-    if head == "budget" and len(path) == 1:
-        return Budget
-    if head == "recovery" and len(path) == 1:
-        return Recovery
-    if head == "requires" and len(path) == 1:
-        return Requires
-    if head == "requires" and len(path) == 2 and path[1] in COUNTERS:
-        return Bound
-    if head == "graders" and len(path) == 2 and isinstance(path[1], int):
-        return GraderSpec
-    return None
-
-
 def _fields(model: type[BaseModel]) -> list[tuple[str, str, str]]:
     """(json key, type text, description) for each field of ``model``."""
     out = []
@@ -585,7 +564,7 @@ def _complete_key(root: Path, ctx: CursorContext, graders: Graders | None) -> li
                 _key_item(ctx, p.name, snippet, f"{p.annotation} ({need})", view.signature)
             )
         return items
-    model = _model_for(path)
+    model = model_at(path)
     if model is None:
         return []
     for key, ann, desc in _fields(model):
@@ -767,7 +746,7 @@ def _hover_key(path: JsonPath, key: str, ctx: CursorContext, cat: Graders) -> st
             f"**{key}**: a bound `{{min?, max?}}` (inclusive) on {COUNTERS[key]}.\n\n"
             "The runner checks it after the run and conjoins it with the graders."
         )
-    model = _model_for(path)
+    model = model_at(path)
     if model is None:
         return None
     for fkey, ann, desc in _fields(model):

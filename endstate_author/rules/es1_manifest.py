@@ -13,8 +13,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel
-
 from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
 from endstate_author.rules.registry import rule
@@ -22,34 +20,10 @@ from endstate_author.suggest import did_you_mean, unique_suggestion
 from endstate_harness.task import (
     CATEGORIES,
     STOP_REASONS,
-    Bound,
-    Budget,
-    GraderSpec,
-    Recovery,
-    Requires,
-    TaskManifest,
+    model_at,
 )
 
 Loc = tuple[str | int, ...]
-
-
-def model_at(loc: Loc) -> type[BaseModel] | None:
-    """The model class that validates the object at ``loc`` of the manifest."""
-    if not loc:
-        return TaskManifest
-    head = loc[0]
-    if head == "budget" and len(loc) == 1:
-        return Budget
-    if head == "recovery" and len(loc) == 1:
-        return Recovery
-    if head == "requires":
-        if len(loc) == 1:
-            return Requires
-        if len(loc) == 2:
-            return Bound
-    if head == "graders" and len(loc) == 2:
-        return GraderSpec
-    return None
 
 
 def allowed_keys(loc: Loc) -> list[str]:

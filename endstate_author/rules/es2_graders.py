@@ -19,7 +19,6 @@ from typing import Any
 
 from endstate_author.argtypes import check, parse_annotation
 from endstate_author.catalogue import (
-    FORBIDDEN_PARAMETERS,
     GraderInfo,
     ParamInfo,
     canonical_name,
@@ -30,6 +29,7 @@ from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
 from endstate_author.jsonpos import JNode
 from endstate_author.rules.registry import rule
 from endstate_author.suggest import did_you_mean, unique_suggestion
+from endstate_harness.graders import FORBIDDEN_PARAMETERS
 
 GRADERS = "graders"
 

@@ -211,6 +211,26 @@ class TaskManifest(BaseModel):
     )
 
 
+def model_at(path: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The model that validates the JSON object at ``path`` of a manifest (None: not an object
+    the format defines). Lint uses it for did-you-mean, the editor for completion and hover."""
+    if not path:
+        return TaskManifest
+    head = path[0]
+    if head in ("budget", "recovery", "requires") and len(path) == 1:
+        tops: dict[str, type[BaseModel]] = {
+            "budget": Budget,
+            "recovery": Recovery,
+            "requires": Requires,
+        }
+        return tops[str(head)]
+    if head == "requires" and len(path) == 2 and path[1] in COUNTERS:
+        return Bound
+    if head == "graders" and len(path) == 2 and isinstance(path[1], int):
+        return GraderSpec
+    return None
+
+
 class TaskError(ValueError):
     """A task folder that cannot be loaded; the message says which and why."""
 
