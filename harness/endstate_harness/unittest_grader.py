@@ -6,8 +6,9 @@ agent's code. exploits.md measured a dozen ways to make that process exit 0 with
 ``unittest.py``…). This grader trusts none of it:
 
 * the interpreter is isolated: environment cleared (so no ``PYTHONPATH``), ``-s -S`` (no site,
-  no ``.pth``, no ``sitecustomize``), ``-B`` and a fresh ``pycache_prefix`` (no stealth
-  ``.pyc``), the working directory off ``sys.path`` until discovery puts the top-level dir on it;
+  no ``.pth``, no ``sitecustomize``), ``-B`` and an import hook that compiles every module of
+  the tree from its source (no stealth ``.pyc``, no sourceless ``.pyc``), the working
+  directory off ``sys.path`` until discovery puts the top-level dir on it;
 * the runner is not in the tree (its source is passed on the command line) and reports on a
   channel keyed by a random per-run nonce, after the last test: no report means no pass;
 * what *should* run is computed here, statically, from the **pristine** fixture's test files
@@ -176,7 +177,7 @@ def build_command(
     kept = " ".join(f'${{{v}+"{v}=${v}"}}' for v in _KEPT_ENV)
     return (
         f"env -i {kept} PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1 PYTHONSAFEPATH=1 "
-        f"{shlex.quote(python)} -s -S -B -X pycache_prefix=/tmp/endstate-pyc-{key} "
+        f"{shlex.quote(python)} -s -S -B "
         f"-c {shlex.quote(source)}"
     )
 

@@ -1,9 +1,10 @@
 """The test runner ``tests_pass`` sends into the sandbox as source text (never imported there).
 
 It runs in an interpreter started by :mod:`endstate_harness.unittest_grader` with a cleared
-environment, ``-s -S -B`` and a fresh ``pycache_prefix``, so nothing in the tree runs before this
-file's first line: no ``sitecustomize``, no ``.pth``, no stealth ``.pyc``, no ``unittest.py`` on
-the path. The host appends ``main({...})`` with a per-run random key. The runner:
+environment and ``-s -S -B``, so nothing in the tree runs before this file's first line: no
+``sitecustomize``, no ``.pth``, no ``unittest.py`` on the path; tree modules are then compiled
+from source only (no stealth ``.pyc``). The host appends ``main({...})`` with a per-run
+random key. The runner:
 
 1. strips the working directory from ``sys.path`` *before* importing anything, then imports
    everything it needs from the standard library, so a module in the tree cannot shadow them;
@@ -30,6 +31,7 @@ import atexit  # noqa: E402
 import builtins  # noqa: E402
 import fnmatch  # noqa: E402
 import hashlib  # noqa: E402
+import importlib.machinery  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -105,6 +107,28 @@ def main(config: dict) -> None:  # type: ignore[type-arg]
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.close(devnull)
+
+    # Tree modules are compiled from their source on every import: a planted .pyc, even an
+    # unchecked-hash one in __pycache__ beside a byte-identical .py, is never read, and a
+    # sourceless .pyc (or an extension module) in the tree is not importable at all. This is
+    # what -X pycache_prefix=<fresh dir> did, without recompiling the whole stdlib every run.
+    machinery = importlib.machinery
+
+    class SourceOnlyLoader(machinery.SourceFileLoader):
+        def get_code(self, fullname: str) -> Any:
+            path = self.get_filename(fullname)
+            return self.source_to_code(self.get_data(path), path)
+
+    tree_finder = machinery.FileFinder.path_hook((SourceOnlyLoader, machinery.SOURCE_SUFFIXES))
+
+    def tree_hook(path: str) -> Any:
+        full = os.path.abspath(path or cwd)
+        if full == cwd or full.startswith(cwd + os.sep):
+            return tree_finder(full)
+        raise ImportError("not in the tree")
+
+    sys.path_hooks.insert(0, tree_hook)
+    sys.path_importer_cache.clear()
 
     # 3. the snapshot of the machinery a hack would patch
     watched: list = []  # type: ignore[type-arg]
