@@ -40,6 +40,21 @@ _MARK = {
 }
 
 
+def _rows(proof):  # type: ignore[no-untyped-def]
+    """Table rows: every check, except that a group of more than three checks that all
+    passed (the probes, typically) is one row saying so."""
+    groups: dict[str, list] = {}  # type: ignore[type-arg]
+    for check in proof.checks:
+        groups.setdefault(check.group, []).append(check)
+    for checks in groups.values():
+        if len(checks) > 3 and all(c.outcome == "pass" for c in checks):
+            seconds = sum(c.seconds for c in checks)
+            yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, ""
+            continue
+        for c in checks:
+            yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
+
+
 def _print_table(proofs, console) -> None:  # type: ignore[no-untyped-def]
     from rich.markup import escape
     from rich.table import Table
@@ -55,14 +70,8 @@ def _print_table(proofs, console) -> None:  # type: ignore[no-untyped-def]
         table.add_column("outcome")
         table.add_column("time", justify="right")
         table.add_column("detail", overflow="fold")
-        for check in proof.checks:
-            shown = check.detail if check.outcome != "pass" else ""
-            table.add_row(
-                escape(check.check),
-                _MARK[check.outcome],
-                f"{check.seconds:.2f}s",
-                escape(shown[:300]),
-            )
+        for name, outcome, seconds, detail in _rows(proof):
+            table.add_row(escape(name), _MARK[outcome], f"{seconds:.2f}s", escape(detail[:300]))
         console.print(table)
         console.print()
 
