@@ -1,3 +1,6 @@
-from endstate_author.cli import main
+try:
+    from endstate_author.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the imports run: nothing exists yet to clean up
+    raise SystemExit(130) from None
 
 main()

@@ -255,9 +255,9 @@ def _scalar(text: bytes) -> Any:
             return text[1:-1].decode("utf-8")  # the common case: no escapes to decode
         except UnicodeDecodeError:
             return None
-    if text.isdigit():
-        return int(text)
     try:
+        if text.isdigit():
+            return int(text)  # ValueError past sys.get_int_max_str_digits(), as json.loads
         return json.loads(text)
     except ValueError:
         return None
