@@ -11,6 +11,7 @@ hostile fixture cannot make lint read outside the task.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -110,18 +111,38 @@ class TaskContext:
     @cached_property
     def raw(self) -> bytes | None:
         if self._text is not None:
-            return self._text
-        try:
-            if self.manifest_path.is_dir():
-                self.read_error = "task.json is a directory, not a file"
-                return None
-            size = self.manifest_path.stat().st_size
-            if size > MAX_MANIFEST_BYTES:
+            if len(self._text) > MAX_MANIFEST_BYTES:  # a buffer is held to what a file is
                 self.read_error = (
-                    f"task.json is {size / 1048576:.1f} MiB; a manifest over 1 MiB is not read"
+                    f"task.json is {len(self._text) / 1048576:.1f} MiB; a manifest over 1 MiB is "
+                    "not read"
                 )
                 return None
-            return self.manifest_path.read_bytes()
+            return self._text
+        path = self.manifest_path
+        try:
+            if path.is_symlink():
+                target = os.path.realpath(path)
+                if not _inside(target, os.path.realpath(self.root)):
+                    self.read_error = (
+                        f"task.json is a symlink to {os.readlink(path)}, outside the task folder; "
+                        "it is not followed"
+                    )
+                    return None
+            info = os.stat(path)
+            if stat.S_ISDIR(info.st_mode):
+                self.read_error = "task.json is a directory, not a file"
+                return None
+            if not stat.S_ISREG(info.st_mode):
+                self.read_error = "task.json is not a regular file (a pipe, socket or device)"
+                return None
+            if info.st_size > MAX_MANIFEST_BYTES:
+                self.read_error = (
+                    f"task.json is {info.st_size / 1048576:.1f} MiB; a manifest over 1 MiB is "
+                    "not read"
+                )
+                return None
+            with open(path, "rb") as handle:
+                return handle.read(MAX_MANIFEST_BYTES + 1)
         except OSError as exc:
             self.read_error = f"task.json cannot be read: {exc.strerror or exc}"
             return None
@@ -383,6 +404,10 @@ class TaskContext:
             end_column=end_column if end_column is not None else column,
             fix=fix,
         )
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _default_severity(code: str) -> Severity:

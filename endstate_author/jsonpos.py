@@ -13,6 +13,7 @@ which is why ES003 exists); :meth:`JNode.get` answers with the last, as ``json``
 
 from __future__ import annotations
 
+import gc
 import json
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -52,19 +53,19 @@ class JNode:
     value: Any = None
     pairs: list[JPair] = field(default_factory=list)
     items: list[JNode] = field(default_factory=list)
+    _index: dict[str, JPair] | None = None
 
     def get(self, key: str) -> JNode | None:
         """The value of the *last* member named ``key`` (what ``json`` would keep)."""
-        for pair in reversed(self.pairs):
-            if pair.key == key:
-                return pair.value
-        return None
+        pair = self.pair(key)
+        return pair.value if pair is not None else None
 
     def pair(self, key: str) -> JPair | None:
-        for pair in reversed(self.pairs):
-            if pair.key == key:
-                return pair
-        return None
+        """The *last* member named ``key``. Indexed on first use (a parsed tree is never
+        changed), so an object with thousands of members costs linear time, not quadratic."""
+        if self._index is None:
+            self._index = {p.key: p for p in self.pairs}
+        return self._index.get(key)
 
     def to_python(self) -> Any:
         if self.kind == "object":
@@ -97,13 +98,23 @@ class LineIndex:
             starts.append(pos + 1)
             pos = data.find(b"\n", pos + 1)
         self.line_starts = starts
+        self._ascii: dict[int, bool] = {}
 
     def line_of(self, offset: int) -> int:
         return bisect_right(self.line_starts, offset) - 1
 
+    def _ascii_line(self, line: int) -> bool:
+        known = self._ascii.get(line)
+        if known is None:
+            end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.data)
+            known = self._ascii[line] = self.data[self.line_starts[line] : end].isascii()
+        return known
+
     def position(self, offset: int, *, utf16: bool = False) -> tuple[int, int]:
         offset = max(0, min(offset, len(self.data)))
         line = self.line_of(offset)
+        if self._ascii_line(line):  # bytes are characters are UTF-16 units: no decoding
+            return line, offset - self.line_starts[line]
         prefix = self.data[self.line_starts[line] : offset].decode("utf-8", errors="replace")
         if utf16:
             return line, len(prefix.encode("utf-16-le")) // 2
@@ -216,6 +227,8 @@ def parse(data: bytes | str) -> JsonDocument:
         error = _validity(data)
     tree = _parser().parse(body)
     root: JNode | None
+    collecting = gc.isenabled()
+    gc.disable()  # a big tree is many small objects and no cycles: collections only cost time
     try:
         root = _build_root(tree.root_node, body, shift)
     except _TooDeep as deep:
@@ -225,6 +238,9 @@ def parse(data: bytes | str) -> JsonDocument:
             JsonSyntaxError(f"nesting is deeper than {MAX_DEPTH} levels", deep.offset),
             index,
         )
+    finally:
+        if collecting:
+            gc.enable()
     return JsonDocument(data, root, error, index)
 
 
@@ -267,33 +283,37 @@ def _build(node: Any, body: bytes, shift: int, depth: int) -> JNode:
     if depth > MAX_DEPTH:
         raise _TooDeep(node.start_byte + shift)
     kind = node.type
-    start, end = node.start_byte + shift, node.end_byte + shift
+    sb, eb = node.start_byte, node.end_byte
+    start, end = sb + shift, eb + shift
+    if kind == "string" or kind == "number":
+        text = body[sb:eb]
+        value = _scalar(text)
+        if value is None and kind == "string":
+            value = text.decode("utf-8", errors="replace").strip('"')
+        return JNode(kind, start, end, value)
     if kind == "object":
         obj = JNode("object", start, end)
+        pairs = obj.pairs
         for child in node.named_children:
-            if child.type == "pair":
-                obj.pairs.append(_pair(child, body, shift, depth))
-            elif child.type == "ERROR":
+            ctype = child.type
+            if ctype == "pair":
+                pairs.append(_pair(child, body, shift, depth))
+            elif ctype == "ERROR":
                 # a half-typed member such as `"key"` or `"key":` with no value
-                strings = [c for c in child.named_children if c.type == "string"]
-                for s in strings:
-                    key_node = _build(s, body, shift, depth + 1)
-                    obj.pairs.append(
-                        JPair(str(key_node.value), key_node, None, key_node.start, key_node.end)
-                    )
+                for s in child.named_children:
+                    if s.type == "string":
+                        key_node = _build(s, body, shift, depth + 1)
+                        pairs.append(
+                            JPair(str(key_node.value), key_node, None, key_node.start, key_node.end)
+                        )
         return obj
     if kind == "array":
         arr = JNode("array", start, end)
+        items = arr.items
         for child in node.named_children:
             if child.type in _VALUE_TYPES:
-                arr.items.append(_build(child, body, shift, depth + 1))
+                items.append(_build(child, body, shift, depth + 1))
         return arr
-    if kind in ("string", "number"):
-        value = _scalar(body[node.start_byte : node.end_byte])
-        if kind == "string" and value is None:
-            raw = body[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
-            value = raw.strip('"')
-        return JNode(kind, start, end, value)
     if kind == "true":
         return JNode("true", start, end, True)
     if kind == "false":
@@ -304,13 +324,16 @@ def _build(node: Any, body: bytes, shift: int, depth: int) -> JNode:
 
 
 def _pair(node: Any, body: bytes, shift: int, depth: int) -> JPair:
-    key_ts = node.child_by_field_name("key")
-    value_ts = node.child_by_field_name("value")
+    named = [c for c in node.named_children if c.type != "comment"]
+    key_ts = named[0] if named else None
+    value_ts = named[1] if len(named) > 1 else None
+    if key_ts is not None and key_ts.type != "string":  # unusual trees: ask by field
+        key_ts = node.child_by_field_name("key")
+        value_ts = node.child_by_field_name("value")
+    sb = node.start_byte + shift
     key_node = (
-        _build(key_ts, body, shift, depth + 1)
-        if key_ts is not None
-        else JNode("error", node.start_byte + shift, node.start_byte + shift)
+        _build(key_ts, body, shift, depth + 1) if key_ts is not None else JNode("error", sb, sb)
     )
     value = _build(value_ts, body, shift, depth + 1) if value_ts is not None else None
     key = key_node.value if isinstance(key_node.value, str) else str(key_node.value)
-    return JPair(key, key_node, value, node.start_byte + shift, node.end_byte + shift)
+    return JPair(key, key_node, value, sb, node.end_byte + shift)

@@ -8,6 +8,7 @@ and the other rules still run — a crash must never look like a clean task.
 
 from __future__ import annotations
 
+import itertools
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ from endstate_harness.task import TASK_FILE, find_task_dirs
 
 NEEDS_OBJECT = ("ES1", "ES2", "ES3", "ES5")
 """Families that read the manifest's content: they run only when task.json is an object."""
+
+MAX_FINDINGS_PER_RULE = 200
+"""Per rule and task: a hostile or generated task.json with 20,000 broken graders gets the
+first 200 findings and one saying how many more there are, not a flood that stalls an editor."""
 
 PARALLEL_MIN_TASKS = 48
 """Suites at least this large are linted by a pool of forked workers, one per core."""
@@ -75,13 +80,25 @@ def run_rules(ctx: TaskContext, config: Config) -> list[Diagnostic]:
             continue
         try:
             assert rule.func is not None
-            found = list(rule.func(ctx))
+            found = list(itertools.islice(rule.func(ctx), MAX_FINDINGS_PER_RULE + 1))
         except RecursionError as exc:
             out.append(_crash(rule, ctx.manifest_path, exc))
             continue
         except Exception as exc:
             out.append(_crash(rule, ctx.manifest_path, exc))
             continue
+        if len(found) > MAX_FINDINGS_PER_RULE:
+            found = found[:MAX_FINDINGS_PER_RULE]
+            last = found[-1]
+            found.append(
+                ctx.at_file(
+                    last.code,
+                    f"{rule.code} stopped after {MAX_FINDINGS_PER_RULE} findings in this task; "
+                    "fix these and lint again to see the rest",
+                    last.file,
+                    severity=last.severity,
+                )
+            )
         for diag in found:
             diag.rule = rule.code
             if config.enabled(diag.code, task_name):

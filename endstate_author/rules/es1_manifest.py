@@ -103,12 +103,15 @@ def unknown_key(ctx: TaskContext) -> Iterator[Diagnostic]:
     Use the key the message suggests (`min`); `lint --fix` renames it when the suggestion is
     unique and the right key is not already present.
     """
+    present_at: dict[Loc, set[str]] = {}
     for err in _errors(ctx, "extra_forbidden"):
         loc = _loc(err)
         key = str(loc[-1])
         options = allowed_keys(loc[:-1])
-        parent = ctx.node(loc[:-1])
-        present = {p.key for p in parent.pairs} if parent is not None else set()
+        if loc[:-1] not in present_at:
+            parent = ctx.node(loc[:-1])
+            present_at[loc[:-1]] = {p.key for p in parent.pairs} if parent is not None else set()
+        present = present_at[loc[:-1]]
         free = [o for o in options if o not in present]
         hint = did_you_mean(key, options)
         suggestion = unique_suggestion(key, free)

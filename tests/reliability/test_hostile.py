@@ -198,13 +198,6 @@ def test_task_json_that_is_a_link_to_a_pipe_never_hangs(tmp_path: Path, outside:
             timeout=8,  # a read of the pipe blocks forever
         )
     except subprocess.TimeoutExpired:
-        if not RUN_KNOWN:
-            pytest.skip(
-                "known bug: `lint TASK` whose task.json is a symlink to a named pipe opens "
-                "the pipe and hangs forever (the link is followed; it should be refused with a "
-                "diagnostic, like ES410 does in fixture/); ENDSTATE_RUN_KNOWN_FAILURES=1 "
-                "fails on it"
-            )
         raise AssertionError("lint hung on a task.json that links to a named pipe") from None
     assert proc.returncode != 0 and (proc.stdout + proc.stderr).strip(), (
         f"lint said nothing about a task.json it could not read (exit {proc.returncode})"

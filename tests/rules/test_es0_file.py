@@ -116,3 +116,23 @@ def test_bad_inputs_never_stop_the_other_tasks(tmp_path: Path) -> None:
     (loop / "self").symlink_to(loop)
     diags = lint(suite)
     assert {d.file.parent.name for d in diags if d.code == "ES001"} == {"broken"}
+
+
+def test_es001_task_json_linked_outside_the_task_is_not_followed(
+    make_task: TaskBuilder, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"graders": []}')
+    task = make_task(name="linked")
+    (task / "task.json").unlink()
+    (task / "task.json").symlink_to(outside)
+    [d] = _only(lint(task), "ES001")
+    assert "outside the task folder" in d.message
+
+
+def test_es001_near_miss_task_json_linked_inside_the_task(make_task: TaskBuilder) -> None:
+    task = make_task()
+    (task / "manifest.json").write_bytes((task / "task.json").read_bytes())
+    (task / "task.json").unlink()
+    (task / "task.json").symlink_to("manifest.json")
+    assert "ES001" not in codes(task)
