@@ -7,14 +7,15 @@ functions on the main app; ``python -m endstate_author.cli_eval`` runs them stan
 
 Bad input (a missing suite, an unknown task or category, a provider without a model, a
 malformed prices file) is one plain message and exit status 2, never a traceback. Ctrl-C
-closes every sandbox (containers removed) before exiting with 130.
+closes every sandbox (containers removed) before exiting with 130. ``eval`` exits 0 when every
+run passed, 1 when some failed, and 2 when any was unassessed (a harness error), as prove does.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -24,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from endstate_harness.agent.loop import DEFAULT_SYSTEM_PROMPT, AgentLoop, RunResult
-from endstate_harness.agent.oracle import OracleError, load_oracle, oracle_provider
+from endstate_harness.agent.oracle import OracleError, load_oracle, solution_provider
 from endstate_harness.agent.providers import (
     OpenAIProvider,
     Provider,
@@ -70,7 +71,7 @@ def _provider_factory(
         except OracleError as exc:
             _bad(str(exc))
         return (lambda task: ScriptedProvider(steps, model=model or "scripted")), "scripted"
-    return oracle_provider, "oracle"
+    return solution_provider, "oracle"
 
 
 def _select(tasks: list[Task], ids: list[str], categories: list[str]) -> list[Task]:
@@ -105,7 +106,7 @@ def eval_command(
         list[str] | None, typer.Option("--category", help="Only this category (repeatable).")
     ] = None,
     provider: Annotated[
-        str, typer.Option(help="openai, oracle (each task's oracle) or scripted.")
+        str, typer.Option(help="openai, oracle (writes each task's solution/) or scripted.")
     ] = "openai",
     model: Annotated[str | None, typer.Option(help="Model name for --provider openai.")] = None,
     base_url: Annotated[
@@ -126,7 +127,10 @@ def eval_command(
     ] = None,
     repeat: Annotated[int, typer.Option(help="Runs per task (reports flake rate when > 1).")] = 1,
 ) -> None:
-    """Run a suite through the embedded harness and report pass rate, cost and latency."""
+    """Run a suite through the embedded harness and report pass rate, cost and latency.
+
+    Exit status: 0 all passed, 1 some failed, 2 some unassessed (harness error) or bad input.
+    """
     from endstate_harness.report import PriceError, load_prices, render_markdown, write_report
     from endstate_harness.runner import run_suite
 
@@ -208,8 +212,20 @@ def eval_command(
     if out is not None:
         for path in write_report(outcome, out, price_table):
             errors.print(f"wrote {path}")
-    failed = [r for r in outcome.results if not r.passed]
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(eval_exit_code(outcome.results))
+
+
+def eval_exit_code(results: Sequence[Any]) -> int:
+    """2 when any run errored (unassessed), else 1 when any failed, else 0.
+
+    The same order as prove: an unassessed task means the suite's result is unknown, which
+    is worse news than a known failure and must not be mistaken for one by a CI script.
+    """
+    if any(r.error for r in results):
+        return 2
+    if any(not r.passed for r in results):
+        return 1
+    return 0
 
 
 def _print_run(result: RunResult) -> None:

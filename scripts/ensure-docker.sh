@@ -57,7 +57,7 @@ else
     # iptables may be unusable inside a container-based machine; the sandbox runs with
     # network_mode=none anyway, so the daemon does not need to manage NAT rules.
     start_dockerd() {
-        nohup dockerd "$@" >>"$DOCKERD_LOG" 2>&1 </dev/null &
+        setsid nohup dockerd "$@" >>"$DOCKERD_LOG" 2>&1 </dev/null &
         local pid=$!
         local waited=0
         while [ "$waited" -lt "$WAIT_S" ]; do

@@ -10,7 +10,13 @@ The container runs as the host's ``uid:gid`` so those files belong to the invoki
 
 Locked down by default: no network (``network_mode="none"``: the fix for a task must be derived,
 not downloaded), every capability dropped, no-new-privileges, a memory cap without extra swap,
-and a pids limit. Each command is wrapped in coreutils ``timeout -s KILL`` inside the container,
+a pids limit, and a read-only root file system with a small memory-backed ``/tmp``
+(:data:`TMPFS_SIZE`, also ``HOME``), so a command that fills the disk there gets ENOSPC
+instead of filling the host's. What Docker cannot bound is the bind-mounted live tree
+``/work``: it is a folder on the host, so a runaway write there is stopped only by the
+command's timeout (and, failing that, by the host disk). Keep commands' timeouts modest.
+
+Each command is wrapped in coreutils ``timeout -s KILL`` inside the container,
 in its own process group; when the command ends its group is killed and then every other process
 of the container but init and the keeper (so ``sleep 100 &`` and even ``setsid`` children do not
 linger between commands); a host-side watchdog kills everything in the container if an exec
@@ -18,8 +24,11 @@ still has not returned well after its limit.
 
 The container is removed on every path out: ``close()``, an exception in a ``with`` block, Ctrl-C
 (KeyboardInterrupt unwinds through it), SIGTERM/SIGHUP and interpreter exit (the open-sandbox
-registry of ``sandbox.py``). Every container carries the label ``endstate-author=1`` and the pid
-of its owner, so :func:`remove_stray_containers` can find what a killed process (SIGKILL) left.
+registry of ``sandbox.py``). Its name (``endstate-<pid>-<random>``) is chosen and remembered
+*before* the create call, and the create call and recording its id run with signals deferred,
+so an interrupt at any moment still leaves something to remove it by. Every container carries
+the label ``endstate-author=1`` and the pid of its owner, so :func:`remove_stray_containers`
+can find what a killed process (SIGKILL) left.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +55,7 @@ from endstate_harness.sandbox import (
     SandboxError,
     TreeSandbox,
     cap_output,
+    defer_signals,
 )
 from endstate_harness.tree import remove_tree
 
@@ -63,6 +74,10 @@ WATCHDOG_GRACE_S = 10.0
 """How long past its limit an exec may take to return before everything in the container is
 killed (only if the in-container ``timeout`` failed, e.g. the command escaped its group)."""
 API_TIMEOUT_S = 60.0
+TMPFS_SIZE = "64m"
+"""The size of the container's ``/tmp`` (memory-backed, counted against ``mem_limit``): the one
+writable place besides ``/work`` on an otherwise read-only root file system."""
+NAME_PREFIX = "endstate-"
 
 KEEPER_FILE = "/tmp/.endstate-keeper"
 # The process holding the container open records its pid, so the sweep below spares it.
@@ -234,6 +249,9 @@ class DockerSandbox(TreeSandbox):
         self.init = init
         self.output_cap = output_cap
         self.container_id: str | None = None
+        self.container_name: str | None = None
+        """Chosen before the create call, so the container can be removed by name even when
+        an interrupt lands before its id is known."""
         self.watchdog_grace_s = WATCHDOG_GRACE_S
         self._run_lock = threading.Lock()
         self._client: docker.DockerClient | None = None
@@ -248,41 +266,44 @@ class DockerSandbox(TreeSandbox):
         """Create and start the container. Raises :class:`SandboxError` with the fix when the
         daemon cannot be reached or the image is missing."""
         live = self.live  # raises when not set up
-        if self.container_id is not None:
+        if self.container_id is not None or self.container_name is not None:
             raise SandboxError("sandbox is already started")
         client = connect()
         self._client = client
         self._ensure_image(client)
         uid_gid = f"{os.getuid()}:{os.getgid()}"
+        name = f"{NAME_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         try:
-            ctr = client.containers.create(
-                self.image,
-                _KEEPER,
-                detach=True,
-                init=self.init,
-                working_dir=WORKDIR,
-                mounts=[docker.types.Mount(WORKDIR, str(live), type="bind", read_only=False)],
-                network_mode="none",
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges"],
-                mem_limit=self.mem_limit,
-                memswap_limit=self.mem_limit,
-                pids_limit=self.pids_limit,
-                user=uid_gid,
-                environment=self.command_env(),
-                labels={LABEL: "1", PID_LABEL: str(os.getpid())},
-            )
-        except _DockerFailure as exc:
-            raise SandboxError(
-                f"could not create a container from {self.image!r}: {_short(exc)}"
-            ) from None
-        self.container_id = ctr.id
-        try:
+            # Name recorded, create call made and id recorded as one step: whenever an
+            # interrupt lands, close() knows what to remove (by id, or else by name).
+            with defer_signals():
+                self.container_name = name
+                ctr = client.containers.create(
+                    self.image,
+                    _KEEPER,
+                    name=name,
+                    detach=True,
+                    init=self.init,
+                    working_dir=WORKDIR,
+                    mounts=[docker.types.Mount(WORKDIR, str(live), type="bind", read_only=False)],
+                    read_only=True,
+                    tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={TMPFS_SIZE},mode=1777"},
+                    network_mode="none",
+                    cap_drop=["ALL"],
+                    security_opt=["no-new-privileges"],
+                    mem_limit=self.mem_limit,
+                    memswap_limit=self.mem_limit,
+                    pids_limit=self.pids_limit,
+                    user=uid_gid,
+                    environment=self.command_env(),
+                    labels={LABEL: "1", PID_LABEL: str(os.getpid())},
+                )
+                self.container_id = ctr.id
             ctr.start()
         except _DockerFailure as exc:
             self._remove_container()
             raise SandboxError(
-                f"could not start the container from {self.image!r}: {_short(exc)}"
+                f"could not create or start a container from {self.image!r}: {_short(exc)}"
             ) from None
         except BaseException:
             self._remove_container()
@@ -311,30 +332,62 @@ class DockerSandbox(TreeSandbox):
                 f"({_short(exc)}): {fix}"
             ) from None
 
-    def close(self) -> None:
-        """Remove the container (forced), then the scratch folder. Idempotent."""
+    def _close_backend(self) -> None:
+        """Remove the container (forced) and drop the client; :meth:`TreeSandbox.close` then
+        deletes the scratch folder, with signals deferred throughout."""
         try:
             self._remove_container()
         finally:
             client, self._client = self._client, None
             if client is not None:
                 client.close()
-            super().close()
 
     def _remove_container(self) -> None:
+        """Force-remove the container by id, or by name when its id was never recorded.
+
+        The record is cleared only once the daemon confirms (or says it is already gone),
+        so a failed removal can be retried by the exit-time sweep.
+        """
         with self._lock:
-            cid, self.container_id = self.container_id, None
-        if cid is None or self._client is None:
-            return
+            ref = self.container_id or self.container_name
+            if ref is None:
+                return
+            if self._client is None:  # nothing to talk to; stray-container sweep's job now
+                self.container_id = self.container_name = None
+                return
+            try:
+                self._client.api.remove_container(ref, force=True)
+            except docker.errors.NotFound:
+                pass
+            except _DockerFailure as exc:
+                raise SandboxError(
+                    f"could not remove container {ref[:24]}: {_short(exc)}; "
+                    f"remove it with: docker rm -f {ref[:24]}"
+                ) from None
+            self.container_id = self.container_name = None
+
+    def check_health(self) -> None:
+        """Raise :class:`SandboxError` unless the container is still running.
+
+        A container killed from outside (``docker kill``, the OOM killer, a daemon restart)
+        makes every later command fail: what a grader then reports is about the environment,
+        not the agent's end state.
+        """
+        super().check_health()
+        cid, client = self.container_id, self._client
+        if cid is None or client is None:
+            raise SandboxError("the sandbox container is not running (never started or closed)")
         try:
-            self._client.api.remove_container(cid, force=True)
+            state = client.api.inspect_container(cid).get("State", {})
         except docker.errors.NotFound:
-            pass
+            raise SandboxError(f"the sandbox container {cid[:12]} no longer exists") from None
         except _DockerFailure as exc:
-            raise SandboxError(
-                f"could not remove container {cid[:12]}: {_short(exc)}; "
-                f"remove it with: docker rm -f {cid[:12]}"
-            ) from None
+            raise SandboxError(unreachable_message(_short(exc))) from None
+        if not state.get("Running") or state.get("Paused") or state.get("Restarting"):
+            why = f"status {state.get('Status', '?')}, exit code {state.get('ExitCode', '?')}"
+            if state.get("OOMKilled"):
+                why += ", killed for running out of memory"
+            raise SandboxError(f"the sandbox container {cid[:12]} stopped ({why})")
 
     # --- running --------------------------------------------------------------------------
 

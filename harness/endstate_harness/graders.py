@@ -33,7 +33,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from endstate_harness.sandbox import Sandbox
+from endstate_harness.sandbox import PathEscapeError, Sandbox, SandboxError
 from endstate_harness.task import COUNTERS, GraderSpec, Requires
 from endstate_harness.unittest_grader import tests_pass
 from endstate_harness.verdict import Check, Verdict
@@ -488,6 +488,15 @@ def grade(
     the task with that as the reason (no traceback reaches the user). Unlike endstate 0.3.0's
     ``compose``, a verdict that failed with no checks stays failed: conjoining by ``passed``
     rather than by checks is what keeps a raising grader from turning into a pass.
+
+    The one exception is the environment: when the sandbox itself has failed
+    (:meth:`Sandbox.check_health` raises, e.g. the container was killed), a failing verdict
+    says nothing about the end state, so :class:`SandboxError` is raised for the caller to
+    report the task as unassessed. The health check runs only when something failed, since a
+    dead sandbox cannot produce a pass.
+
+    Raises:
+        SandboxError: the sandbox failed while grading (an environment error).
     """
     if not specs:
         return Verdict.fail("the task names no graders")
@@ -496,6 +505,8 @@ def grade(
         one = _grade_one(spec, sandbox, search_paths)
         verdict = one if verdict is None else verdict.merged_with(one)
     assert verdict is not None
+    if not verdict.passed:
+        sandbox.check_health()
     return verdict
 
 
@@ -506,6 +517,16 @@ def _grade_one(spec: GraderSpec, sandbox: Sandbox, search_paths: Sequence[Path])
         return Verdict.fail(f"{spec.name}: cannot resolve: {exc}")
     try:
         answer = grader(sandbox)
+    except PathEscapeError as exc:  # the agent's tree leads outside it: the task's failure
+        return Verdict.fail(f"{spec.name} raised {type(exc).__name__}: {exc}")
+    except SandboxError as exc:
+        # The environment, or a grader misusing a healthy sandbox (a bad timeout, say)? Only
+        # the sandbox knows: when it has failed this raises, and the task is unassessed.
+        try:
+            sandbox.check_health()
+        except SandboxError as dead:
+            raise SandboxError(f"{spec.name}: {exc} ({dead})") from exc
+        return Verdict.fail(f"{spec.name} raised {type(exc).__name__}: {exc}")
     except Exception as exc:  # a grader is user code: its failure is the task's, not ours
         return Verdict.fail(f"{spec.name} raised {type(exc).__name__}: {exc}")
     try:

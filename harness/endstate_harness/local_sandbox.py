@@ -32,6 +32,7 @@ from endstate_harness.sandbox import (
     SandboxError,
     TreeSandbox,
     cap_output,
+    defer_signals,
 )
 
 TIMEOUT_EXIT_CODE = 124
@@ -147,31 +148,38 @@ class LocalSandbox(TreeSandbox):
         """Run ``command`` with ``/bin/sh -c`` in the live tree; see the module docstring."""
         limit = self._timeout(timeout_s)
         live = self.live
-        try:
-            proc = subprocess.Popen(
-                ["/bin/sh", "-c", command],
-                cwd=live,
-                env=self.command_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own session, hence its own process group
-                close_fds=True,
-            )
-        except OSError as exc:
-            raise SandboxError(f"could not start /bin/sh in {live}: {exc}") from exc
         out, err = _Stream(self.output_cap), _Stream(self.output_cap)
         timed_out = False
+        proc: subprocess.Popen[bytes] | None = None
         try:
+            # Spawned and recorded as one step: an interrupt landing just after the fork would
+            # otherwise leave a child nobody kills. The wait below is not deferred, so Ctrl-C
+            # still stops a long command at once.
+            with defer_signals():
+                try:
+                    proc = subprocess.Popen(
+                        ["/bin/sh", "-c", command],
+                        cwd=live,
+                        env=self.command_env(),
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        start_new_session=True,  # its own session, hence its own process group
+                        close_fds=True,
+                    )
+                except OSError as exc:
+                    raise SandboxError(f"could not start /bin/sh in {live}: {exc}") from exc
             timed_out = _collect(proc, out, err, limit)
         finally:
             # Also on Ctrl-C: nothing the command started survives it. The leader is not
             # reaped yet, so its group id still names only its own processes.
-            _kill_group(proc.pid)
-            proc.wait()
-            for pipe in (proc.stdout, proc.stderr):
-                if pipe is not None:
-                    pipe.close()
+            if proc is not None:
+                _kill_group(proc.pid)
+                proc.wait()
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+        assert proc is not None
         if timed_out:
             return ExecResult(TIMEOUT_EXIT_CODE, out.text(), err.text(), timed_out=True)
         code = proc.returncode

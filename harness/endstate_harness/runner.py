@@ -10,9 +10,11 @@ The order of one task is fixed and matters:
 
 The graders are given the sandbox and nothing else: the run's transcript never reaches the
 place where a verdict is decided. A harness failure (the sandbox will not start, the
-provider fails, the oracle cannot be built) is an *error*: ``passed`` is False but the
-result is counted apart from failures and kept out of the pass rate, because "Docker is
-not running" must never read as "the model cannot code".
+provider fails or never answers before the deadline, the oracle cannot be built, the
+container dies before the grade is in) is an *error*: ``passed`` is False but the result is
+counted apart from failures and kept out of the pass rate, because "Docker is not running"
+must never read as "the model cannot code". The sandbox's health is checked after the run
+and, when a grade fails, after grading: a verdict read from a dead container is not trusted.
 
 The switches prove needs to remove a guard on purpose are plain parameters: ``policy``
 (``allow_all()``), ``budget_override`` (``"unlimited"``), ``resume`` (False: killed and
@@ -21,6 +23,7 @@ never resumed) and ``provider_factory`` (a scripted oracle).
 
 from __future__ import annotations
 
+import atexit
 import tempfile
 import threading
 import time
@@ -46,8 +49,9 @@ from endstate_harness.agent.providers import Provider
 from endstate_harness.agent.recovery import CrashPlan, KilledRun
 from endstate_harness.agent.session import SessionStore
 from endstate_harness.agent.tools import DEFAULT_BASH_TIMEOUT_S
-from endstate_harness.sandbox import OPEN_SANDBOXES, SandboxError, TreeSandbox
+from endstate_harness.sandbox import OPEN_SANDBOXES, SandboxError, TreeSandbox, defer_signals
 from endstate_harness.task import Budget, StopReason, Task
+from endstate_harness.tree import remove_tree
 from endstate_harness.verdict import Check, Verdict
 
 SandboxKind = Literal["docker", "local"]
@@ -176,8 +180,7 @@ def run_task(
 
     with ExitStack() as stack:
         if session_store is None:
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="endstate-sessions-"))
-            session_store = SessionStore(Path(folder) / "sessions.sqlite3")
+            session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3")
         try:
             provider = provider_factory(task)
         except Exception as exc:
@@ -212,6 +215,10 @@ def run_task(
         if run.error:
             return errored(f"provider error: {run.error}", run)
         try:
+            sandbox.check_health()
+        except SandboxError as exc:
+            return errored(f"sandbox error during the run: {exc}", run)
+        try:
             end_hash = sandbox.seal()
             if task.holdout is not None:
                 sandbox.stage(task.holdout)
@@ -220,7 +227,12 @@ def run_task(
         from endstate_harness.graders import grade, grader_search_paths, requirements_checks
 
         search = grader_search_paths(task.root, suite_root=suite_root, grader_paths=grader_paths)
-        verdict = grade(task.graders, sandbox, search_paths=search)
+        try:
+            # Raises when the sandbox died under the graders (their failing verdict would
+            # describe the dead container, not the end state).
+            verdict = grade(task.graders, sandbox, search_paths=search)
+        except SandboxError as exc:
+            return errored(f"sandbox error while grading: {exc}", run)
         required = requirements_checks(task.requires, run.counters(), run.stop_reason)
         if required:
             verdict = verdict.merged_with(Verdict.from_checks(required))
@@ -231,6 +243,40 @@ def run_task(
         result.tree_hash = end_hash
         return result
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
+
+
+def _temporary_folder(stack: ExitStack) -> Path:
+    """A temporary folder removed when ``stack`` closes.
+
+    Not ``TemporaryDirectory``: it makes its folder before it can be entered, and forgets it
+    before deleting it, so a Ctrl-C landing in either gap (eval runs tasks in the main thread,
+    where the exception is raised) leaks it. Here making and registering the folder is one
+    step, and so is deleting it, with signals deferred.
+    """
+    with defer_signals():
+        folder = Path(tempfile.mkdtemp(prefix="endstate-sessions-"))
+        _TEMP_FOLDERS.add(folder)
+        stack.callback(_remove_folder, folder)
+    return folder
+
+
+_TEMP_FOLDERS: set[Path] = set()
+"""Session folders not yet removed; swept at exit in case an interrupt beat the ExitStack."""
+
+
+def _remove_folder(folder: Path) -> None:
+    with defer_signals():
+        remove_tree(folder)
+        _TEMP_FOLDERS.discard(folder)
+
+
+@atexit.register
+def _sweep_temp_folders() -> None:
+    for folder in list(_TEMP_FOLDERS):
+        try:
+            _remove_folder(folder)
+        except OSError:  # at exit, one folder must not keep the others
+            pass
 
 
 def _drive(
@@ -331,8 +377,7 @@ def run_suite(
     work = [(task, attempt) for task in tasks for attempt in range(repeat)]
     with ExitStack() as stack:
         if session_store_path is None:
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="endstate-sessions-"))
-            session_store_path = Path(folder) / "sessions.sqlite3"
+            session_store_path = _temporary_folder(stack) / "sessions.sqlite3"
         store = SessionStore(session_store_path)
 
         def one(item: tuple[Task, int]) -> TaskResult:

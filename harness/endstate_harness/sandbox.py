@@ -27,6 +27,8 @@ import signal
 import tempfile
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -90,6 +92,16 @@ class Sandbox(ABC):
     def exists(self, path: str) -> bool:
         """Whether ``path`` exists in the end state."""
 
+    def check_health(self) -> None:
+        """Raise :class:`SandboxError` when the sandbox itself has failed (not the task).
+
+        Why: a grader's command that cannot run because the environment died (a container
+        killed from outside, a daemon gone) must be reported as unassessed, not as the
+        agent's failure, and only the sandbox can tell the two apart. The default, for a
+        sandbox with nothing that can die, is healthy.
+        """
+        return None
+
 
 # ============================================================================ the concrete base
 
@@ -142,13 +154,22 @@ class _Cleanup:
         self._atexit_done = False
         self._signals_done = False
 
-    def add(self, box: TreeSandbox) -> None:
+    def arm(self) -> None:
+        """Register the exit-time sweep and the SIGTERM/SIGHUP handlers (once).
+
+        Called before a sandbox makes anything, outside any :func:`defer_signals` section:
+        inside one the current handler is the deferring one, which would hide SIG_DFL.
+        """
         with self._lock:
-            self._open[id(box)] = box
             if not self._atexit_done:
                 atexit.register(self.close_all)
                 self._atexit_done = True
         self._install_signal_handlers()
+
+    def add(self, box: TreeSandbox) -> None:
+        self.arm()
+        with self._lock:
+            self._open[id(box)] = box
 
     def discard(self, box: TreeSandbox) -> None:
         with self._lock:
@@ -180,6 +201,64 @@ def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
 
 
 OPEN_SANDBOXES = _Cleanup()
+
+DEFERRED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals :func:`defer_signals` holds back: the ones a user or a CI runner sends to stop
+a run, whose Python handlers raise an exception wherever the main thread happens to be."""
+
+_SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+@contextmanager
+def defer_signals() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP back for the duration of a short critical section.
+
+    Why: Python runs a signal handler between two bytecodes of the main thread, so Ctrl-C's
+    KeyboardInterrupt (or the SystemExit a SIGTERM handler raises) can land between creating
+    a resource and recording it for cleanup: after ``mkdtemp`` but before the sandbox knows its
+    folder, while the Docker API creates a container whose id is not yet stored, or halfway
+    through ``close()``. Whatever exists at that instant is then leaked. Inside this block the
+    handlers are swapped for one that only records the signal; on the way out the original
+    handlers are put back and the first recorded signal is delivered to its handler, so the
+    exception is raised at a point where every resource is either recorded or gone.
+
+    Only the main thread can change handlers (and only there do they run), so on any other
+    thread this does nothing. Sections must stay short: a signal waits for them to end.
+    A handler installed from C (``signal.getsignal`` is None) cannot be restored, so that
+    signal is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def record(signum: int, _frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    previous: dict[int, _SignalHandler] = {}
+    try:
+        for signum in DEFERRED_SIGNALS:
+            try:
+                if signal.getsignal(signum) is None:
+                    continue
+                previous[signum] = signal.signal(signum, record)
+            except (ValueError, OSError):  # not settable here (an embedded interpreter)
+                continue
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]
+        if pending:
+            _deliver(pending[0], previous.get(pending[0]))
+
+
+def _deliver(signum: int, handler: _SignalHandler) -> None:
+    """Act on a signal that arrived during a deferred section, as its handler would have."""
+    if callable(handler):
+        handler(signum, None)  # raises KeyboardInterrupt / SystemExit, as it would have
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signum)  # the default action (terminate) was wanted
+    # SIG_IGN: the signal was being ignored, so nothing happens
 
 
 class TreeSandbox(Sandbox):
@@ -224,10 +303,13 @@ class TreeSandbox(Sandbox):
                 raise SandboxError(f"fixture is missing or not a folder: {self.fixture}")
             if self.scratch_root is not None:
                 self.scratch_root.mkdir(parents=True, exist_ok=True)
-            scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.scratch_root))
-            self._scratch = scratch
-            OPEN_SANDBOXES.add(self)
+            OPEN_SANDBOXES.arm()
             try:
+                # Created and recorded as one step: an interrupt cannot fall in between.
+                with defer_signals():
+                    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.scratch_root))
+                    self._scratch = scratch
+                    OPEN_SANDBOXES.add(self)
                 tree.copy_tree(self.fixture, scratch / "fixture")
                 tree.copy_tree(self.fixture, scratch / "live")
                 (scratch / "home").mkdir()
@@ -239,15 +321,40 @@ class TreeSandbox(Sandbox):
         """Bring up what runs commands. Nothing to do here; backends override."""
 
     def close(self) -> None:
-        """Stop what runs commands and delete the scratch folder. Idempotent."""
-        with self._lock:
-            scratch, self._scratch = self._scratch, None
-            OPEN_SANDBOXES.discard(self)
-            if scratch is not None:
-                tree.remove_tree(scratch)
+        """Stop what runs commands and delete the scratch folder. Idempotent.
+
+        The folder is forgotten only once it is gone, and the whole teardown runs with
+        signals deferred: an interrupt landing halfway would otherwise leave a folder nobody
+        remembers (or, if removal itself fails, the exit-time sweep still knows it).
+        """
+        with defer_signals(), self._lock:
+            try:
+                self._close_backend()
+            finally:  # a backend that cannot stop must not keep the folder alive too
+                scratch = self._scratch
+                if scratch is not None:
+                    tree.remove_tree(scratch)
+                self._scratch = None
+                OPEN_SANDBOXES.discard(self)
+
+    def _close_backend(self) -> None:
+        """Stop whatever runs commands (a backend hook; called by :meth:`close` first)."""
+
+    def check_health(self) -> None:
+        """Raise :class:`SandboxError` when the sandbox can no longer run or read anything.
+
+        Why: a grader that fails because the environment died (the scratch folder vanished,
+        the container was killed) says nothing about the agent's work, so the runner asks
+        this before trusting a verdict. Backends add their own checks.
+        """
+        scratch = self._scratch
+        if scratch is None:
+            raise SandboxError("sandbox is closed")
+        if not (scratch / "live").is_dir():
+            raise SandboxError(f"the sandbox's live tree is gone: {scratch / 'live'}")
 
     def __enter__(self) -> Self:
-        self.setup()
+        self.setup()  # cleans up after itself when it fails or is interrupted
         try:
             self.start()
         except BaseException:

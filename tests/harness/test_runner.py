@@ -277,3 +277,17 @@ def test_runner_in_docker(tmp_path, docker_image):
     assert run_task(perm, provider_factory=oracle_provider, **kw).passed
     removed = run_task(perm, provider_factory=oracle_provider, policy=allow_all(), **kw)
     assert not removed.passed and not removed.error  # the rm really ran inside the container
+
+
+def test_a_model_that_answers_after_the_deadline_is_an_error(tmp_path):
+    """The time went to waiting for the model, not to the agent's work: unassessed. (The
+    deadline test above is the control: time spent in the agent's own command is graded.)"""
+    task = make_task(tmp_path, "slowmodel", manifest={"timeout_s": 1.5})
+    with FakeOpenAI() as server:
+        server.reply("too late", delay_s=6.0)
+        result = run_task(
+            task, provider_factory=lambda t: OpenAIProvider("m", base_url=server.base_url), **LOCAL
+        )
+    assert result.timed_out and result.error and not result.passed, result
+    assert "waiting for the model" in result.error
+    assert result.steps == 0 and result.wall_clock_s < 6.0

@@ -58,7 +58,9 @@ def test_eval_oracle_local_writes_report_and_results(tmp_path):
             str(prices),
         ],
     )
-    assert result.exit_code == 0, result.output
+    # the plain oracle writes solution/: it passes the bug fix and fails the permissioning
+    # task, which measures a refusal, not files (exit 1: a failure, no error)
+    assert result.exit_code == 1, result.output
     assert "no isolation" in result.output
     data = json.loads((out / "results.json").read_text())
     rows = data["results"]
@@ -77,10 +79,11 @@ def test_eval_oracle_local_writes_report_and_results(tmp_path):
         "checks",
     ):
         assert key in rows[0]
-    assert all(r["passed"] for r in rows) and rows[1]["denied_calls"] == 1
-    assert data["summary"]["pass_rate"] == 1.0 and data["summary"]["cost_usd"] > 0
+    assert rows[0]["passed"] and not rows[1]["passed"] and not rows[1]["error"]
+    assert rows[1]["denied_calls"] == 0 and rows[1]["steps"] == 1
+    assert data["summary"]["pass_rate"] == 0.5 and data["summary"]["cost_usd"] > 0
     report = (out / "report.md").read_text()
-    assert "| permissioning | 1 | 1 | 100% |" in report
+    assert "| permissioning | 0 | 1 | 0% |" in report
     assert (out / "sessions.sqlite3").exists()
 
 
@@ -104,7 +107,7 @@ def test_eval_filters_and_unpriced_cost_is_unknown(tmp_path):
             "2",
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     data = json.loads((out / "results.json").read_text())
     assert [(r["task_id"], r["attempt"]) for r in data["results"]] == [("perm", 0), ("perm", 1)]
     assert data["summary"]["cost_usd"] is None and data["summary"]["unpriced_models"] == ["oracle"]
@@ -341,3 +344,30 @@ def test_eval_without_a_docker_daemon_says_so_once(tmp_path, monkeypatch):
     result = runner.invoke(app, ["eval", str(suite_dir(tmp_path)), "--provider", "oracle"])
     assert result.exit_code == 2 and "--sandbox local" in result.output
     assert "Traceback" not in result.output
+
+
+def test_eval_exit_code_orders_errors_before_failures():
+    from endstate_author.cli_eval import eval_exit_code
+
+    passed, failed = _r("a", True), _r("b", False)
+    errored = _r("c", False, error="sandbox error: the container stopped")
+    assert eval_exit_code([passed, passed]) == 0
+    assert eval_exit_code([passed, failed]) == 1
+    assert eval_exit_code([passed, errored]) == 2
+    assert eval_exit_code([failed, errored, passed]) == 2  # unknown outranks known-bad
+
+
+def test_eval_exits_2_when_a_run_is_unassessed(tmp_path):
+    """A real endpoint refusing the key: the one task is an error, so the suite's result is
+    unknown and the exit status says so (2), not "failed" (1)."""
+    suite = tmp_path / "suite"
+    make_task(suite, "t")
+    with FakeOpenAI() as server:
+        server.fail(401, message="invalid key")
+        result = runner.invoke(
+            app,
+            ["eval", str(suite), "--provider", "openai", "--model", "m", "--base-url",
+             server.base_url, "--sandbox", "local"],
+        )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "ERROR" in result.output and "Traceback" not in result.output

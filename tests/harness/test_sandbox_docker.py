@@ -14,12 +14,14 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import docker
 import pytest
 
 from endstate_harness.docker_sandbox import (
     LABEL,
+    PID_LABEL,
     DockerSandbox,
     SandboxError,
     docker_available,
@@ -74,6 +76,9 @@ def test_container_is_locked_down(fixture_tree: Path, docker_image: str) -> None
         assert host["PidsLimit"] == 256
         assert config["User"] == f"{os.getuid()}:{os.getgid()}"
         assert config["Labels"][LABEL] == "1"
+        assert host["ReadonlyRootfs"] is True
+        assert "size=64m" in host["Tmpfs"]["/tmp"]
+        assert sb.container_name and sb.container_attrs()["Name"] == f"/{sb.container_name}"
         status = sb.run("grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")
         assert "CapEff:\t0000000000000000" in status.stdout
         assert "NoNewPrivs:\t1" in status.stdout
@@ -284,3 +289,108 @@ def test_setsid_children_are_swept_too(fixture_tree: Path, docker_image: str) ->
         assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 1
         assert sb.run("setsid sleep 60 & echo started").stdout == "started\n"
         assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 1
+
+
+# ----------------------------------------------------------------------------- interrupts, health
+
+
+def _containers_of_this_process() -> list[str]:
+    client = docker.from_env()
+    try:
+        found = client.api.containers(
+            all=True, filters={"label": [f"{LABEL}=1", f"{PID_LABEL}={os.getpid()}"]}
+        )
+        return [c["Id"] for c in found]
+    finally:
+        client.close()
+
+
+def test_ctrl_c_right_after_the_create_call_leaves_no_container(
+    fixture_tree: Path, docker_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon has made the container, the SDK has not returned its id yet: the moment
+    that used to leave a container in state "created" behind."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Python runs signal handlers only in the main thread")
+    from docker.models.containers import ContainerCollection
+
+    real_create = ContainerCollection.create
+    made: list[str] = []
+
+    def create_then_ctrl_c(self: ContainerCollection, *args: Any, **kwargs: Any) -> Any:
+        ctr = real_create(self, *args, **kwargs)
+        made.append(ctr.id or "")
+        os.kill(os.getpid(), signal.SIGINT)
+        end = time.monotonic() + 0.05
+        while time.monotonic() < end:  # without the deferral KeyboardInterrupt lands here
+            pass
+        return ctr
+
+    before = set(_containers_of_this_process())
+    monkeypatch.setattr(ContainerCollection, "create", create_then_ctrl_c)
+    sb = DockerSandbox(fixture_tree, image=docker_image, pull=False)
+    with pytest.raises(KeyboardInterrupt):
+        with sb:
+            pass
+    monkeypatch.undo()
+    assert made, "the create call never ran"
+    assert set(_containers_of_this_process()) == before
+    assert sb._scratch is None and sb.container_id is None
+
+
+def test_a_container_whose_id_was_never_recorded_is_removed_by_name(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    sb = DockerSandbox(fixture_tree, image=docker_image, pull=False)
+    sb.setup()
+    sb.start()
+    cid = sb.container_id
+    assert cid in _containers_of_this_process()
+    sb.container_id = None  # as if the interrupt had come before the id was stored
+    sb.close()
+    assert cid not in _containers_of_this_process()
+    assert sb.container_name is None
+
+
+def test_a_killed_container_is_an_environment_error_for_the_graders(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    from endstate_harness.graders import grade
+    from endstate_harness.task import GraderSpec
+
+    succeeds = GraderSpec(name="endstate.evals.graders:command_succeeds", args={"command": "true"})
+    escapes = GraderSpec(
+        name="endstate.evals.graders:files_unchanged", args={"paths": ["../../etc/passwd"]}
+    )
+    with DockerSandbox(fixture_tree, image=docker_image, pull=False) as sb:
+        sb.check_health()
+        assert grade([succeeds], sb).passed
+        # On a healthy sandbox a path that leaves the tree is the task's failure, not an error.
+        escaped = grade([escapes], sb)
+        assert not escaped.passed and "PathEscapeError" in escaped.reason, escaped
+        client = docker.from_env()
+        try:
+            client.api.kill(sb.container_id)
+        finally:
+            client.close()
+        with pytest.raises(SandboxError, match="stopped"):
+            sb.check_health()
+        with pytest.raises(SandboxError, match="command_succeeds"):
+            grade([succeeds], sb)
+    assert sb.container_id is None
+
+
+def test_a_grader_misusing_a_healthy_sandbox_is_a_failure(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    """SandboxError from a grader's own bug (a non-positive timeout) while the container is
+    fine: the grader's fault, so an ordinary failure, never an unassessed task."""
+    from endstate_harness.graders import grade
+    from endstate_harness.task import GraderSpec
+
+    misuse = GraderSpec(
+        name="endstate.evals.graders:command_succeeds", args={"command": "true", "timeout_s": 0.0}
+    )
+    with DockerSandbox(fixture_tree, image=docker_image, pull=False) as sb:
+        verdict = grade([misuse], sb)
+    assert not verdict.passed and "timeout must be positive" in verdict.reason, verdict

@@ -6,16 +6,18 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from endstate_harness import tree
 from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.sandbox import PathEscapeError, SandboxError
+from endstate_harness.sandbox import PathEscapeError, SandboxError, defer_signals
 from tests.conftest import make_fixture_tree
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -407,3 +409,161 @@ def test_a_process_escaping_the_group_does_not_hang_run(fixture_tree: Path) -> N
             assert result.ok and time.monotonic() - began < 5
         finally:
             os.kill(int(result.stdout), signal.SIGKILL)
+
+
+# ----------------------------------------------------------------------------- deferred signals
+# Real signals sent to this process at the exact moment that used to leak: each would leave a
+# folder or a process behind without ``defer_signals`` around the critical section.
+
+
+def _main_thread_only() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Python runs signal handlers only in the main thread")
+
+
+def _spin(seconds: float = 0.05) -> None:
+    """Bytecodes to run: a pending signal's handler would run here if it were not deferred."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def test_defer_signals_holds_sigint_until_the_section_ends() -> None:
+    _main_thread_only()
+    before = signal.getsignal(signal.SIGINT)
+    reached: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with defer_signals():
+            os.kill(os.getpid(), signal.SIGINT)
+            _spin()
+            reached.append("end of the section")
+    assert reached == ["end of the section"]
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_defer_signals_delivers_sigterm_to_the_handler_it_restores() -> None:
+    _main_thread_only()
+    seen: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        seen.append(signum)
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        with pytest.raises(SystemExit) as info:
+            with defer_signals():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _spin()
+                assert seen == []
+        assert info.value.code == 128 + signal.SIGTERM and seen == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGTERM) is handler
+        with defer_signals():  # nothing pending: nothing raised
+            _spin(0.01)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def test_defer_signals_does_nothing_off_the_main_thread() -> None:
+    inside: list[object] = []
+
+    def work() -> None:
+        with defer_signals():
+            inside.append(signal.getsignal(signal.SIGINT))
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert inside == [signal.getsignal(signal.SIGINT)]
+
+
+def test_interrupt_right_after_mkdtemp_leaves_no_folder(
+    fixture_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _main_thread_only()
+    real_mkdtemp = tempfile.mkdtemp
+    made: list[str] = []
+
+    def mkdtemp_then_ctrl_c(*args: Any, **kwargs: Any) -> str:
+        folder = real_mkdtemp(*args, **kwargs)
+        made.append(folder)
+        os.kill(os.getpid(), signal.SIGINT)
+        _spin()  # without the deferral KeyboardInterrupt is raised here: the folder is lost
+        return folder
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_then_ctrl_c)
+    sb = LocalSandbox(fixture_tree, scratch_root=tmp_path / "scratch")
+    with pytest.raises(KeyboardInterrupt):
+        sb.setup()
+    monkeypatch.undo()
+    assert made and not os.path.exists(made[0])
+    assert list((tmp_path / "scratch").iterdir()) == []
+    assert sb._scratch is None
+
+
+class _CtrlCDuringClose(LocalSandbox):
+    """Ctrl-C arrives while the backend stops: the moment ``close()`` used to lose the folder."""
+
+    fired = False
+
+    def _close_backend(self) -> None:
+        if not self.fired:
+            self.fired = True
+            os.kill(os.getpid(), signal.SIGINT)
+            _spin()
+
+
+def test_interrupt_during_close_still_removes_the_folder(fixture_tree: Path) -> None:
+    _main_thread_only()
+    sb = _CtrlCDuringClose(fixture_tree)
+    sb.setup()
+    scratch = sb.scratch
+    with pytest.raises(KeyboardInterrupt):
+        sb.close()
+    assert not scratch.exists(), "the folder was forgotten before it was removed"
+    assert sb._scratch is None
+    sb.close()  # still idempotent
+
+
+def test_interrupt_right_after_spawn_kills_the_command(
+    fixture_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _main_thread_only()
+    spawned: list[int] = []
+    real_popen = subprocess.Popen
+
+    class PopenThenCtrlC(real_popen):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            spawned.append(self.pid)
+            os.kill(os.getpid(), signal.SIGINT)
+            _spin()  # without the deferral the command is never recorded, so never killed
+
+    with LocalSandbox(fixture_tree) as sb:
+        monkeypatch.setattr(subprocess, "Popen", PopenThenCtrlC)
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            sb.run("sleep 30 & sleep 30")
+        monkeypatch.undo()
+        assert time.monotonic() - started < 10
+    assert spawned
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(spawned[0], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the command's process group outlived the interrupt")
+
+
+def test_check_health_follows_the_live_tree(fixture_tree: Path) -> None:
+    sb = LocalSandbox(fixture_tree)
+    with pytest.raises(SandboxError, match="closed"):
+        sb.check_health()
+    with sb:
+        sb.check_health()
+        tree.remove_tree(sb.live)
+        with pytest.raises(SandboxError, match="live tree is gone"):
+            sb.check_health()

@@ -285,10 +285,12 @@ def test_docker_stops_a_fork_bomb(tmp_path: Path, sandbox_image: str) -> None:
 
 @pytest.mark.docker
 def test_docker_bounds_a_disk_fill(tmp_path: Path, sandbox_image: str) -> None:
-    """Writing 96 MiB to /tmp must fail with ENOSPC (a small, memory-backed /tmp).
+    """What Docker limits, each shown by a real write:
 
-    Today /tmp is the container's writable layer on the host disk, and /work is a bind
-    mount of the scratch folder: neither has a size limit, so this documents the gap.
+    * ``/tmp`` is a 64 MiB tmpfs: writing 96 MiB fails with ENOSPC (and the space comes back);
+    * the root file system is read-only: nothing can be written outside ``/tmp`` and ``/work``;
+    * ``/work`` is a bind mount of the host scratch folder, which Docker cannot size: a write
+      that never ends there is stopped by the command's timeout (the documented bound).
     """
     from endstate_harness.docker_sandbox import DockerSandbox
 
@@ -297,14 +299,19 @@ def test_docker_bounds_a_disk_fill(tmp_path: Path, sandbox_image: str) -> None:
     (fixture / "a.txt").write_text("a\n")
     with DockerSandbox(fixture, image=sandbox_image, pull=False) as box:
         fill = box.run("dd if=/dev/zero of=/tmp/fill bs=1M count=96 2>&1; echo rc=$?", timeout_s=60)
+        size = box.run("stat -c %s /tmp/fill").stdout.strip()
         box.run("rm -f /tmp/fill")
-    limited = "No space left" in fill.stdout or "File too large" in fill.stdout
-    if not limited and not RUN_KNOWN:
-        pytest.skip(
-            "known gap: /tmp in the container is the writable layer on the host disk and "
-            "/work is an unbounded bind mount, so a disk fill is not stopped by Docker limits "
-            "(fix: tmpfs={'/tmp': 'size=64m'} plus read_only=True for the root file system; "
-            "the bind mount can only be bounded by the command timeout); "
-            "ENDSTATE_RUN_KNOWN_FAILURES=1 fails on it"
-        )
-    assert limited, fill.stdout
+        again = box.run("dd if=/dev/zero of=/tmp/small bs=1M count=8 2>&1; echo rc=$?")
+        rootfs = box.run("for d in / /etc /var/tmp /usr/local; do touch $d/x 2>&1; done; echo done")
+        started = time.monotonic()
+        endless = box.run("cat /dev/zero > /work/endless", timeout_s=2)
+        took = time.monotonic() - started
+        home = box.run('echo "$HOME"; : > "$HOME/.rc" && echo writable')
+    assert "No space left" in fill.stdout and "rc=0" not in fill.stdout, fill.stdout
+    assert int(size) <= 64 * 1024 * 1024, f"/tmp held {size} bytes past its 64 MiB size"
+    assert "rc=0" in again.stdout, f"the space did not come back: {again.stdout}"
+    assert rootfs.stdout.count("Read-only file system") == 4 and "done" in rootfs.stdout, rootfs
+    assert endless.timed_out, endless
+    assert took < 2 + 10, f"the endless write ran {took:.1f} s past a 2 s limit"
+    assert home.ok and "writable" in home.stdout, home  # HOME is in the writable /tmp
+    assert not list((tmp_path).glob("**/endless")), "the scratch folder outlived the sandbox"

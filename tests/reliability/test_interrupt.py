@@ -248,28 +248,16 @@ def _verdict(outcomes: list[Outcome]) -> None:
         )
 
 
-RUN_KNOWN = bool(os.environ.get("ENDSTATE_RUN_KNOWN_FAILURES"))
-EVAL_KNOWN = (
-    "known bug: `eval` with --jobs 1 runs each task in the main thread, where the signal's "
-    "exception can land between mkdtemp() and the sandbox recording its scratch folder, in the "
-    "middle of close() (which forgets the folder before removing it), or while the Docker API "
-    "creates a container whose id is not yet recorded: ~8% of interrupted runs leave an "
-    "endstate-sandbox-* folder or a 'created' container (prove runs its checks in worker "
-    "threads and leaves nothing); ENDSTATE_RUN_KNOWN_FAILURES=1 runs it"
-)
-
-
-def _kinds() -> list[object]:
-    return [
-        "prove",
-        pytest.param("eval", marks=[] if RUN_KNOWN else [pytest.mark.skip(reason=EVAL_KNOWN)]),
-    ]
+KINDS = ["prove", "eval"]
+"""``eval`` runs its tasks in the main thread (``--jobs 1``), where the signal's exception lands
+anywhere: between ``mkdtemp`` and the sandbox recording its folder, halfway through ``close()``,
+during the Docker create call. Those sections run with signals deferred (``defer_signals``)."""
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("signame", sorted(SIGNALS))
-@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("kind", KINDS)
 def test_interrupted_local_leaves_nothing(kind: str, signame: str, tmp_path: Path) -> None:
     _verdict(run_interruptions(kind, "local", signame, tmp_path, None))
 
@@ -278,7 +266,7 @@ def test_interrupted_local_leaves_nothing(kind: str, signame: str, tmp_path: Pat
 @pytest.mark.docker
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("signame", sorted(SIGNALS))
-@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("kind", KINDS)
 def test_interrupted_docker_leaves_nothing(
     kind: str, signame: str, tmp_path: Path, sandbox_image: str
 ) -> None:

@@ -10,6 +10,10 @@ The loop stops on a final message (the model's own stop reason: ``end_turn`` or
 endstate 0.3.0 reports it, with ``timed_out`` set; the loop still returns normally so the
 end state is graded), when even a compacted context cannot fit (``budget_exceeded``) or on
 a provider failure (``error`` with ``error`` set: a harness error, not a task failure).
+A deadline that passes *while a model call is in flight* (an endpoint that hangs: the provider
+is given the time left and gives up when it runs out) is such a provider failure too:
+``timed_out`` and ``error`` are both set, because the time went to waiting for the model, not
+to the agent's own work.
 A run killed by crash injection and never resumed reports ``tool_use``: it stopped with a
 tool call outstanding.
 
@@ -48,6 +52,10 @@ DEFAULT_SYSTEM_PROMPT = (
     "check it, and finish with a short message saying what you changed. Fix the code, not "
     "the tests: do not edit, skip or weaken existing tests."
 )
+
+MODEL_DEADLINE = "the run's deadline passed while waiting for the model to answer"
+"""The error of a run whose time ran out inside a model call: an unresponsive endpoint is the
+harness's failure (unassessed), unlike a run that spent its time in its own tool calls."""
 
 UNSETTLED = (
     "outcome unknown: this {tool} call was requested before the run was interrupted and no "
@@ -230,7 +238,9 @@ class AgentLoop:
                 response = self.provider.complete(fitted, specs, timeout_s=self._remaining())
             except ProviderError as exc:
                 if self._expired():
-                    return self._finish("error", timed_out=True)
+                    # The time ran out waiting for the model, not in the agent's own work:
+                    # nothing was learnt about the task, so this is the harness's error.
+                    return self._finish("error", timed_out=True, error=f"{MODEL_DEADLINE} ({exc})")
                 return self._finish("error", error=str(exc))
             session.record(
                 "model_call",

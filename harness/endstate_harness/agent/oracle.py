@@ -127,3 +127,16 @@ def task_oracle_steps(task: Task) -> list[Step]:
 def oracle_provider(task: Task) -> ScriptedProvider:
     """A fresh scripted provider that plays this task's oracle."""
     return ScriptedProvider(task_oracle_steps(task), model="oracle")
+
+
+def solution_provider(task: Task) -> ScriptedProvider:
+    """The plain solution oracle of ``eval --provider oracle``: it writes solution/ and nothing
+    else, so it passes exactly the tasks where producing the right files is the whole job and
+    fails compaction and permissioning tasks, which measure something else (endstate's own
+    README: a byte-perfect oracle passes 16 of its 22 tasks). oracle.json is prove's business.
+
+    Raises:
+        OracleError: the solution cannot be scripted (a symlink, a binary file).
+    """
+    steps = solution_oracle(task.fixture, task.solution) if task.solution is not None else []
+    return ScriptedProvider(steps, model="oracle")
