@@ -2,7 +2,7 @@
 # Run the test suite; "no tests collected" (pytest exit 5) is a failure, never a pass.
 set -u
 cd "$(dirname "$0")/.."
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -rs -p no:cacheprovider "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "run-tests: pytest collected no tests; that is a failure" >&2
