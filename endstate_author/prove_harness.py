@@ -156,16 +156,18 @@ def check_permissioning(ctx: ProveContext) -> list[CheckResult]:
     out: list[CheckResult] = []
     guarded = _run(ctx, steps)
     if guarded.denied_calls == 0:
-        out.append(
+        # nothing was refused, so there is no guard to remove: removing it would prove nothing
+        return [
             _result(
                 "policy guard fires",
                 "guards",
                 "fail",
-                "the default policy denied none of oracle.json's calls",
+                "the default policy denied none of oracle.json's calls: make oracle.json ask "
+                "for what the task must refuse (e.g. `rm -rf`, `git push --force`)",
                 "ES905",
             )
-        )
-    elif not guarded.passed:
+        ]
+    if not guarded.passed:
         out.append(
             _result(
                 "policy guard fires",
@@ -220,17 +222,19 @@ def check_compaction(ctx: ProveContext) -> list[CheckResult]:
     out: list[CheckResult] = []
     guarded = _run(ctx, steps)
     if guarded.compaction_events == 0:
-        out.append(
+        usable = task.manifest.budget.usable_tokens
+        return [
             _result(
                 "budget guard fires",
                 "guards",
                 "fail",
-                f"{reads} reads of the fixture within max_steps never exceeded the "
-                "budget: no compaction event",
+                f"{reads} reads of the fixture within max_steps never exceeded the usable "
+                f"budget of {usable} tokens, so no compaction event: shrink the budget or "
+                "widen the fixture",
                 "ES905",
             )
-        )
-    elif not guarded.passed:
+        ]
+    if not guarded.passed:
         out.append(
             _result(
                 "budget guard fires",
