@@ -110,7 +110,7 @@ def manifest_for(task_id: str, category: str) -> dict[str, Any]:
     data["graders"] = [dict(g) for g in _WORK_GRADERS]
     if category == "compaction":
         data["max_steps"] = 40
-        data["budget"] = {"max_context_tokens": 6000, "reserve_output_tokens": 1000}
+        data["budget"] = {"max_context_tokens": 2000, "reserve_output_tokens": 500}
         data["requires"] = {"compaction_events": {"min": 1}}
     elif category == "recovery":
         data["recovery"] = {"crash_at_call": 1, "after_side_effect": False}

@@ -337,3 +337,21 @@ def test_unloadable_task_is_reported_not_crashed(build: TaskBuilder, cache: Path
     rc, data, _ = prove(str(task), cache=cache)
     assert rc == 2 and codes(data) == ["ES908"]
     assert "does not load" in data["diagnostics"][0]["message"]
+
+
+def test_every_scaffold_proves_clean(tmp_path: Path, cache: Path) -> None:
+    """`endstate-author new` gives a newcomer a task that proves, in every category."""
+    from endstate_harness.task import CATEGORIES
+
+    suite = tmp_path / "new-suite"
+    for category in CATEGORIES:
+        proc = subprocess.run(
+            [sys.executable, "-m", "endstate_author", "new", f"new-{category}", "-c", category,
+             "--suite", str(suite)],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+    rc, data, _ = prove(str(suite), "--only", "directions", "--only", "holdout",
+                        "--only", "oracle", "--only", "guards", cache=cache)
+    assert rc == 0, data["diagnostics"]
+    assert len(data["tasks"]) == len(CATEGORIES)
