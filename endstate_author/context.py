@@ -202,6 +202,24 @@ class TaskContext:
         value = self.data.get("category", "bug-fix")
         return value if isinstance(value, str) else ""
 
+    @cached_property
+    def quick_data(self) -> dict[str, Any] | None:
+        """The manifest read with the C JSON parser alone (no positions), None unless it is
+        an object: suite-wide rules need every task's id, and only a finding needs a range."""
+        import json
+
+        raw = self.raw
+        try:
+            value = json.loads(raw) if raw is not None else None
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    @property
+    def quick_id(self) -> str:
+        task_id = (self.quick_data or {}).get("id")
+        return task_id if isinstance(task_id, str) else self.root.name
+
     @property
     def task_id(self) -> str:
         value = self.data.get("id")

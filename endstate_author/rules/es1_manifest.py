@@ -401,16 +401,16 @@ def duplicate_id(contexts: list[TaskContext]) -> Iterator[Diagnostic]:
     """
     seen: dict[str, TaskContext] = {}
     for ctx in contexts:
-        if not ctx.is_object:
+        if ctx.quick_data is None:
             continue
-        task_id = ctx.task_id
+        task_id = ctx.quick_id
         first = seen.setdefault(task_id, ctx)
         if first is not ctx:
             message = (
                 f"id {task_id!r} is also the id of {first.root}; endstate refuses a suite with "
                 "duplicate ids"
             )
-            if "id" in ctx.data:
+            if "id" in (ctx.quick_data or {}):
                 yield ctx.at_value("ES107", message, ("id",))
             else:
                 yield ctx.at_file("ES107", message, ctx.manifest_path)
