@@ -114,15 +114,6 @@ def load_file(path: Path) -> Config:
     return parse_config(table, path)
 
 
-def project_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` holding pyproject.toml or .git."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
-            return folder
-    return None
-
-
 def discover(start: Path) -> Config:
     """The config of the nearest pyproject.toml above ``start`` that has our table."""
     start = start.resolve()

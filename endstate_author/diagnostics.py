@@ -12,9 +12,10 @@ are offered as quick fixes in the editor only.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
 
@@ -86,3 +87,19 @@ def display_path(path: Path, relative_to: Path | None = None) -> str:
     except ValueError:
         pass
     return path.as_posix()
+
+
+def describe_json(value: Any) -> str:
+    """A JSON value as a message names it: `the string "20"`, `a boolean`, `an array`."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return f"the string {json.dumps(text)}"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -208,7 +208,7 @@ def lint_paths(
         result.contexts.append(ctx)
         jobs.append((task, suite, config))
         by_suite.setdefault(suite.resolve(), []).append(ctx)
-    if len(jobs) >= PARALLEL_MIN_TASKS and _cores() > 1:
+    if len(jobs) >= PARALLEL_MIN_TASKS and cores() > 1:
         result.diagnostics.extend(_lint_parallel(jobs))
     else:
         for ctx in result.contexts:
@@ -219,7 +219,8 @@ def lint_paths(
     return result
 
 
-def _cores() -> int:
+def cores() -> int:
+    """CPUs this process may use (its affinity, not the machine's count)."""
     import os
 
     try:
@@ -241,7 +242,7 @@ def _lint_parallel(jobs: list[tuple[Path, Path, Config]]) -> list[Diagnostic]:
     from concurrent.futures import ProcessPoolExecutor
 
     load_all()
-    workers = min(_cores(), 8)
+    workers = min(cores(), 8)
     size = max(8, len(jobs) // (workers * 4))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     try:

@@ -21,7 +21,6 @@ task run in parallel; the task folder itself is only ever read.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -559,10 +558,9 @@ def run_jobs(
 
 
 def default_jobs() -> int:
-    return max(
-        1,
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1),
-    )
+    from endstate_author.lint import cores
+
+    return cores()
 
 
 # ----- orchestration: options, cache, repeat, diagnostics ----------------------------------

@@ -375,7 +375,7 @@ _GUARDS: dict[str, Callable[[ProveContext], list[CheckResult]]] = {
 
 
 def _expand(
-    group: str, name: str, fn: Callable[[ProveContext], list[CheckResult]]
+    fn: Callable[[ProveContext], list[CheckResult]],
 ) -> Callable[[ProveContext], CheckResult]:
     """Run a multi-result guard as one job; the first non-passing result leads."""
 
@@ -399,4 +399,4 @@ def plan_harness_jobs(task: Task, wanted: set[str], timed: Callable[..., Job]) -
     if "oracle" in wanted and task.category not in ("compaction", "permissioning", "recovery"):
         yield timed("oracle", "oracle through the harness", check_oracle)
     if "guards" in wanted and guard is not None:
-        yield timed("guards", f"{task.category} guard", _expand("guards", task.category, guard))
+        yield timed("guards", f"{task.category} guard", _expand(guard))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 _ALIASES = {
     "minimum": "min",
@@ -49,11 +49,13 @@ def unique_suggestion(word: str, options: Iterable[str]) -> str | None:
     return None
 
 
-def did_you_mean(word: str, options: Iterable[str]) -> str:
-    """A ready-made message suffix: ``"; did you mean 'min'?"`` or ""."""
-    found = closest(word, options)
+def suggestion_phrase(found: Sequence[str]) -> str:
+    """``"; did you mean 'a' or 'b'?"`` for known suggestions, "" for none."""
     if not found:
         return ""
-    if len(found) == 1:
-        return f"; did you mean {found[0]!r}?"
     return "; did you mean " + " or ".join(repr(f) for f in found[:3]) + "?"
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """A ready-made message suffix: ``"; did you mean 'min'?"`` or ""."""
+    return suggestion_phrase(closest(word, options))

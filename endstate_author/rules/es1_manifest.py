@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from endstate_author.context import TaskContext
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
+from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, describe_json
 from endstate_author.rules.registry import rule
 from endstate_author.suggest import did_you_mean, unique_suggestion
 from endstate_harness.task import (
@@ -142,20 +142,6 @@ _TYPE_WORDS = {
 }
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {json.dumps(value)}"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 @rule("ES102", "wrong-type-or-range")
 def wrong_value(ctx: TaskContext) -> Iterator[Diagnostic]:
     """A value has the wrong type or is out of range.
@@ -196,7 +182,7 @@ def wrong_value(ctx: TaskContext) -> Iterator[Diagnostic]:
                 loc[:-1],
             )
             continue
-        got = _json_kind(err.get("input"))
+        got = describe_json(err.get("input"))
         if kind in _TYPE_WORDS:
             message = f"{where} must be {_TYPE_WORDS[kind]}, not {got}"
             if isinstance(err.get("input"), str) and kind in ("int_type", "float_type"):

@@ -25,10 +25,10 @@ from endstate_author.catalogue import (
     split_name,
 )
 from endstate_author.context import TaskContext
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
+from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, describe_json
 from endstate_author.jsonpos import JNode
 from endstate_author.rules.registry import rule
-from endstate_author.suggest import did_you_mean, unique_suggestion
+from endstate_author.suggest import did_you_mean, suggestion_phrase, unique_suggestion
 from endstate_harness.graders import FORBIDDEN_PARAMETERS
 
 GRADERS = "graders"
@@ -104,14 +104,14 @@ def bad_grader_name(ctx: TaskContext) -> Iterator[Diagnostic]:
             yield ctx.at_node(
                 "ES201",
                 f"graders[{i}].name must be a string `module:function` path, not "
-                f"{_json_kind(name)}; the task cannot load",
+                f"{describe_json(name)}; the task cannot load",
                 value_node,
             )
             continue
         if split_name(name) is not None:
             continue
         suggestions = ctx.catalogue.lookup(name).suggestions
-        hint = _did_you_mean_names(suggestions)
+        hint = suggestion_phrase(suggestions)
         fix = None
         if len(suggestions) == 1:
             fix = _replace_fix(ctx, value_node, suggestions[0], f"use {suggestions[0]!r}")
@@ -138,27 +138,6 @@ def _name_problem(name: str) -> str:
     if sep and not attribute:
         return "nothing follows the ':'"
     return "each part must be a Python identifier"
-
-
-def _did_you_mean_names(suggestions: tuple[str, ...]) -> str:
-    if not suggestions:
-        return ""
-    return "; did you mean " + " or ".join(repr(s) for s in suggestions[:3]) + "?"
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        text = value if len(value) <= 60 else value[:57] + "..."
-        return f"the string {json.dumps(text)}"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 # ----- ES202 ----------------------------------------------------------------------------------
@@ -206,7 +185,7 @@ def grader_not_found(ctx: TaskContext) -> Iterator[Diagnostic]:
         if found.suggestions and "did you mean" not in (found.error or "") and "name it" not in (
             found.error or ""
         ):
-            hint = _did_you_mean_names(found.suggestions)
+            hint = suggestion_phrase(found.suggestions)
         yield ctx.at_node(
             "ES202",
             f"grader {name!r} cannot be found: {found.error}{hint}; the runner fails to "
@@ -542,7 +521,7 @@ def argument_type(ctx: TaskContext) -> Iterator[Diagnostic]:
             path = (GRADERS, i, "args", key, *mismatch.path)
             where = key + "".join(f"[{p}]" if isinstance(p, int) else f"[{p!r}]"
                                   for p in mismatch.path)
-            got = _json_kind(mismatch.value)
+            got = describe_json(mismatch.value)
             if mismatch.string_as_sequence:
                 node = ctx.node(path)
                 fix = None
