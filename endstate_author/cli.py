@@ -268,6 +268,9 @@ def main() -> None:
     # installed from the main thread, which prove's worker threads never are.
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_on_signal)
+    from endstate_author.interrupts import on_sigint
+
+    signal.signal(signal.SIGINT, on_sigint)  # recorded too, so a swallowed Ctrl-C still stops
     try:
         app(standalone_mode=True)
     except KeyboardInterrupt:

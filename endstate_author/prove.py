@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from endstate_author import interrupts
 from endstate_author.diagnostics import Diagnostic
 from endstate_harness.sandbox import SandboxError, TreeSandbox
 from endstate_harness.task import Task, TaskError, load_task
@@ -272,6 +273,7 @@ Job = tuple[str, str, Callable[[ProveContext], CheckResult]]
 
 def _timed(group: str, name: str, fn: Callable[[ProveContext], CheckResult]) -> Job:
     def run(ctx: ProveContext) -> CheckResult:
+        interrupts.check()  # a Ctrl-C swallowed somewhere still stops before the next check
         started = time.perf_counter()
         try:
             result = fn(ctx)
@@ -697,6 +699,7 @@ def prove_paths(
     proofs: list[TaskProof] = []
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for root, suite in targets:
+            interrupts.check()
             proof = prove_task(root, options, pool if options.jobs > 1 else None, suite)
             proofs.append(proof)
             if on_task is not None:
