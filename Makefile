@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 setup: $(STAMP)
 
 # Debian packages and daemons the tests talk to for real (root on CI; best effort elsewhere).
-system:
+# After setup: the sandbox image is built by the installed `endstate-author sandbox build`.
+system: setup
 	@bash scripts/ensure-system.sh
 
 run: setup

@@ -1,9 +1,10 @@
 """The long fuzz run: many more damaged task.json documents than the test suite can afford.
 
-Same generator as ``tests/reliability`` (schema documents, then truncated, keys swapped, types
-flipped, deep nesting, huge numbers and strings, invalid UTF-8, NUL bytes, BOMs, duplicate
-keys, random bytes), through ``lint_task`` in-process and through the real language server
-over stdio (one full-text edit per input, waiting for that version's diagnostics).
+Same generator as ``tests/reliability`` (:mod:`endstate_author.testing.fuzzgen`: schema
+documents, then truncated, keys swapped, types flipped, deep nesting, huge numbers and strings,
+invalid UTF-8, NUL bytes, BOMs, duplicate keys, random bytes), through ``lint_task``
+in-process and through the real language server over stdio (one full-text edit per input,
+waiting for that version's diagnostics).
 
 Prints, per target: inputs run, crashes (an exception, an ES000 finding, an error-level log
 message from the server, or the server dying), hangs (no answer within the limit), and the
@@ -22,12 +23,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from hypothesis import HealthCheck, given, settings
 
-from tests.reliability.fuzzgen import task_json_bytes
-from tests.rules.conftest import GOOD_MANIFEST, TaskBuilder
+from endstate_author.lint import lint_task
+from endstate_author.testing.fuzzgen import task_json_bytes
+from endstate_author.testing.lspclient import LspClient
+from endstate_author.testing.tasks import GOOD_MANIFEST, TaskBuilder
 
 
 @dataclass
@@ -56,9 +57,6 @@ class Tally:
 
 def fuzz(target: str, inputs: int, limit_s: float, seed: int, work: Path) -> Tally:
     """Run ``inputs`` generated inputs against ``target`` (lint or lsp)."""
-    from endstate_author.lint import lint_task
-    from tests.reliability.lspclient import LspClient
-
     tally = Tally(target)
     root = TaskBuilder(work / target)()
     uri = (root / "task.json").as_uri()

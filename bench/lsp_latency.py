@@ -22,8 +22,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.rules.conftest import GOOD_MANIFEST, TaskBuilder
+from endstate_author.testing.tasks import GOOD_MANIFEST, TaskBuilder
 
 
 async def run(edits: int) -> dict[str, float]:

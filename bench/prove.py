@@ -8,7 +8,12 @@ For a suite (the shipped tasks/ by default), in one run:
 * **prove** — ``endstate-author prove --only directions --jobs 1 --sandbox local --no-cache``
   (one core, no cache), as a fresh process;
 * **cached** — the same prove again with the cache on, after one run has filled it;
-* **full** — optional (``--full``): every check group with the default jobs.
+* **full** — optional (``--full``): every check group with the default jobs, and the
+  share of it the mutants (ES911) take: their checks' seconds over every check's seconds
+  in that run, and the wall time of ``--only mutants`` beside the full run's; beside it the
+  same full prove with ``ENDSTATE_WARM=0`` (no warm judge, no warm runner in the sandbox),
+  each as a multiple of one bare run per task of its test command on the solved tree (target
+  ≤ 15× per task; ``bench/warm.py`` prints it per task with the differential).
 
 Targets (issue "prove"): directions-only ≤ 1.3× the floor on one core; a cached re-run of
 an unchanged suite ≤ 0.3 s.
@@ -36,7 +41,7 @@ BIN = Path(sys.executable).parent
 def test_command(task: dict, task_root: Path) -> str | None:
     for grader in task.get("graders", []):
         name, args = grader.get("name", ""), grader.get("args", {})
-        if name.endswith("tests_pass"):
+        if name.endswith(("tests_pass", "judged_tests")):  # both run unittest discovery
             start = args.get("start_dir", "tests")
             top = args.get("top_level_dir", ".")
             pattern = args.get("pattern", "test*.py")
@@ -47,13 +52,15 @@ def test_command(task: dict, task_root: Path) -> str | None:
     return None
 
 
-def floor_for(task_root: Path) -> float:
+def floor_for(task_root: Path, solved_only: bool = False) -> float:
     data = json.loads((task_root / "task.json").read_text())
     command = test_command(data, task_root)
     if command is None:
         return 0.0
     total = 0.0
     overlays = [[], ["solution"]] if (task_root / "solution").is_dir() else [[]]
+    if solved_only:
+        overlays = overlays[-1:]
     for extra in overlays:
         with tempfile.TemporaryDirectory(prefix="endstate-floor-") as tmp:
             live = Path(tmp) / "live"
@@ -71,11 +78,28 @@ def floor_for(task_root: Path) -> float:
 
 
 def run_prove(args: list[str], cache: Path) -> tuple[float, int]:
-    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache)}
+    seconds, rc, _ = run_prove_report(args, cache)
+    return seconds, rc
+
+
+def run_prove_report(args: list[str], cache: Path,
+                     extra_env: dict[str, str] | None = None) -> tuple[float, int, dict]:
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache), **(extra_env or {})}
     started = time.perf_counter()
     proc = subprocess.run([str(BIN / "endstate-author"), "prove", *args, "-o", "json"],
                           env=env, capture_output=True, text=True)
-    return time.perf_counter() - started, proc.returncode
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        report = {}
+    return time.perf_counter() - started, proc.returncode, report
+
+
+def mutant_share(report: dict) -> tuple[float, float, int]:
+    """(mutant check seconds, every check's seconds, mutants run) of one prove report."""
+    checks = [c for t in report.get("tasks", []) for c in t.get("checks", [])]
+    mutants = [c for c in checks if c["check"].startswith("mutant ") and c["outcome"] != "skipped"]
+    return sum(c["seconds"] for c in mutants), sum(c["seconds"] for c in checks), len(mutants)
 
 
 def main() -> None:
@@ -97,7 +121,12 @@ def main() -> None:
         cached, _ = run_prove([*common, "--only", "directions", "--jobs", "1"], cache)
         full = None
         if args.full:
-            full, full_rc = run_prove([*common, "--no-cache"], cache)
+            full, full_rc, report = run_prove_report([*common, "--no-cache"], cache)
+            mutant_s, all_s, mutants_run = mutant_share(report)
+            only_mutants, _ = run_prove([*common, "--only", "mutants", "--no-cache"], cache)
+            fresh_full, _, _ = run_prove_report([*common, "--no-cache"], cache,
+                                                {"ENDSTATE_WARM": "0"})
+            bare = sum(floor_for(t, solved_only=True) for t in tasks)
     print(f"suite: {suite} ({len(tasks)} tasks), sandbox {args.sandbox}")
     print(f"floor (bare test commands, 1 core)    {floor:8.2f} s")
     print(f"prove --only directions --jobs 1      {directions:8.2f} s  (exit {rc})")
@@ -106,6 +135,15 @@ def main() -> None:
     print(f"cached re-run (fresh process)         {cached:8.2f} s  (target <= 0.3 s)")
     if full is not None:
         print(f"full prove, every check, default jobs {full:8.2f} s  (exit {full_rc})")
+        print(f"prove --only mutants (default bound)  {only_mutants:8.2f} s  "
+              f"({mutants_run} mutants; {only_mutants / full if full else 0:.0%} of the full "
+              "run's wall time)")
+        print(f"mutants' share of check time (full)   {mutant_s / all_s if all_s else 0:8.0%}"
+              f"  ({mutant_s:.1f} s of {all_s:.1f} s summed over checks)")
+        print(f"one bare run per task, summed         {bare:8.2f} s")
+        print(f"full prove, warm / bare               {full / bare if bare else 0:8.1f}x"
+              f"   fresh (ENDSTATE_WARM=0) {fresh_full:.2f} s = "
+              f"{fresh_full / bare if bare else 0:.1f}x  (target <= 15x)")
 
 
 if __name__ == "__main__":

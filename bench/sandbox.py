@@ -9,7 +9,7 @@ Three pairs, each as medians over repeated calls, with the ratio ours / bare:
   (what the SDK exec, timeout wrapper and group kill add; target <= 1.2x);
 * one task's container (``start()`` + ``close()``) vs ``docker run --rm IMAGE true``.
 
-Usage: ``python bench/sandbox.py [--image endstate-sandbox:local] [--n 200]``. The Docker
+Usage: ``python bench/sandbox.py [--image endstate-sandbox:0.1.0] [--n 200]``. The Docker
 pairs are skipped, with the reason printed, when no daemon answers.
 """
 
@@ -20,13 +20,10 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 from endstate_harness.docker_sandbox import (
     IMAGE_ENV,

@@ -1,3 +1,5 @@
+"""``python -m endstate_author``: the ``endstate-author`` command, without its console script."""
+
 try:
     from endstate_author.cli import main
 except KeyboardInterrupt:  # Ctrl-C while the imports run: nothing exists yet to clean up

@@ -19,7 +19,6 @@ A malformed config is a usage error (exit 2) with the file and the key named.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
@@ -72,6 +71,7 @@ def parse_config(table: dict[str, Any], source: Path) -> Config:
     where = f"{source}: [tool.endstate-author]"
     unknown = sorted(set(table) - _KNOWN)
     if unknown:
+        # deferred: difflib is only needed for this error, never by a lint the cache answers
         from endstate_author.suggest import did_you_mean
 
         hint = did_you_mean(unknown[0], _KNOWN)
@@ -101,6 +101,9 @@ def parse_config(table: dict[str, Any], source: Path) -> Config:
 
 
 def load_file(path: Path) -> Config:
+    # a few ms, which a lint with no configuration file answered from the cache must not pay
+    import tomllib  # deferred (see above)
+
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)

@@ -10,16 +10,26 @@ hostile fixture cannot make lint read outside the task.
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pydantic import ValidationError
+
+from endstate_author.astwalk import walk_spans
+from endstate_author.catalogue import Catalogue, GraderInfo
+from endstate_author.config import Config
 from endstate_author.diagnostics import Diagnostic, Fix, Severity
 from endstate_author.jsonpos import JNode, JPair, JsonDocument, LineIndex, parse
+from endstate_author.rules.declare import default_severity
+from endstate_author.testcmd.graders import builtin_name
+from endstate_harness import pyast
 from endstate_harness.task import (
     DEFECTS_DIR,
     FIXTURE_DIR,
@@ -30,10 +40,6 @@ from endstate_harness.task import (
     TASK_FILE,
     TaskManifest,
 )
-
-if TYPE_CHECKING:
-    from endstate_author.catalogue import Catalogue, GraderInfo
-    from endstate_author.config import Config
 
 MAX_MANIFEST_BYTES = 1 << 20
 """A task.json over 1 MiB is not read (ES001 says why)."""
@@ -97,7 +103,11 @@ class TaskContext:
         config: Config | None = None,
         text: bytes | None = None,
         catalogue: Catalogue | None = None,
+        trees: dict[str, dict[str, TreeEntry]] | None = None,
     ) -> None:
+        """``trees``, when given, is the cache of directory listings (tree name → entries) to
+        read and fill instead of a fresh one: a caller that lints one task many times (the
+        language server, once per keystroke) shares it until files change on disk."""
         self.root = root
         self.manifest_path = root / TASK_FILE
         self.suite_root = suite_root or root.parent
@@ -105,6 +115,8 @@ class TaskContext:
         self._text = text
         self._catalogue = catalogue
         self.read_error: str | None = None
+        if trees is not None:
+            self._trees = trees  # takes the place of the empty cache ``_trees`` would make
 
     # ----- the manifest ---------------------------------------------------------------
 
@@ -183,8 +195,6 @@ class TaskContext:
         """pydantic's errors for the manifest (loc, type, msg, input), [] when it validates."""
         if not self.is_object:
             return []
-        from pydantic import ValidationError
-
         try:
             TaskManifest.model_validate(self.data)
         except ValidationError as exc:
@@ -206,8 +216,6 @@ class TaskContext:
     def quick_data(self) -> dict[str, Any] | None:
         """The manifest read with the C JSON parser alone (no positions), None unless it is
         an object: suite-wide rules need every task's id, and only a finding needs a range."""
-        import json
-
         raw = self.raw
         try:
             value = json.loads(raw) if raw is not None else None
@@ -234,6 +242,21 @@ class TaskContext:
     def grader_entries(self) -> Iterator[tuple[int, str, dict[str, Any], JNode]]:
         """(index, name, args, node) for each well-shaped entry of ``graders``."""
         return iter(self._grader_entries)
+
+    def library_graders(self, short: str) -> list[tuple[int, str, dict[str, Any], JNode]]:
+        """The entries of :meth:`grader_entries` naming the library grader ``short``
+        (``command_succeeds``), from an index built once: a dozen rules ask, and a manifest
+        may list thousands of graders."""
+        return self._library_index.get(short, [])
+
+    @cached_property
+    def _library_index(self) -> dict[str, list[tuple[int, str, dict[str, Any], JNode]]]:
+        index: dict[str, list[tuple[int, str, dict[str, Any], JNode]]] = {}
+        for entry in self._grader_entries:
+            short = builtin_name(entry[1])
+            if short is not None:
+                index.setdefault(short, []).append(entry)
+        return index
 
     @cached_property
     def _grader_entries(self) -> list[tuple[int, str, dict[str, Any], JNode]]:
@@ -331,21 +354,58 @@ class TaskContext:
             return None
         return data.decode("utf-8", errors="replace")
 
+    # ----- Python source, parsed once per task ----------------------------------------------
+
+    def python_module(self, name: str, rel: str) -> ast.Module | None:
+        """``<tree>/<rel>`` parsed by :func:`ast.parse`, once for every rule that asks; None
+        when :meth:`read_tree_text` has no text or the text is not valid Python (a
+        SyntaxError or ValueError). Any other error of the parser propagates, every time, as
+        it did before the parse was shared (a rule that meets it crashes into ES000)."""
+        key = (name, rel)
+        if key not in self._modules:
+            text = self.read_tree_text(name, rel)
+            module = None
+            if text is not None:
+                try:
+                    module = pyast.parse(text)
+                except (SyntaxError, ValueError):
+                    module = None
+            self._modules[key] = module
+        return self._modules[key]
+
+    def python_nodes(self, name: str, rel: str) -> list[ast.AST]:
+        """Every node of :meth:`python_module` in :func:`ast.walk`'s order (breadth first);
+        [] without a module. The rules must not modify the nodes: they are shared."""
+        return self.python_walk(name, rel)[0]
+
+    def python_walk(self, name: str, rel: str) -> tuple[list[ast.AST], list[int]]:
+        """:meth:`python_nodes` with where each node's children start in it
+        (:func:`endstate_author.astwalk.walk_spans`)."""
+        key = (name, rel)
+        if key not in self._walks:
+            module = self.python_module(name, rel)
+            self._walks[key] = walk_spans(module) if module is not None else ([], [0])
+        return self._walks[key]
+
+    @cached_property
+    def _modules(self) -> dict[tuple[str, str], ast.Module | None]:
+        return {}
+
+    @cached_property
+    def _walks(self) -> dict[tuple[str, str], tuple[list[ast.AST], list[int]]]:
+        return {}
+
     # ----- configuration and graders -----------------------------------------------------
 
     @property
     def config(self) -> Config:
         if self._config is None:
-            from endstate_author.config import Config
-
             self._config = Config()
         return self._config
 
     @property
     def catalogue(self) -> Catalogue:
         if self._catalogue is None:
-            from endstate_author.catalogue import Catalogue
-
             self._catalogue = Catalogue.for_task(self.root, self.suite_root, self.config)
         return self._catalogue
 
@@ -372,7 +432,7 @@ class TaskContext:
         el, ec = self.index.position(end)
         return Diagnostic(
             code=code,
-            severity=severity or _default_severity(code),
+            severity=severity or default_severity(code),
             message=message,
             file=self.manifest_path,
             line=sl + 1,
@@ -413,7 +473,7 @@ class TaskContext:
         """A finding about a file (a missing ``__init__.py``, a symlink, a grader module)."""
         return Diagnostic(
             code=code,
-            severity=severity or _default_severity(code),
+            severity=severity or default_severity(code),
             message=message,
             file=file,
             line=line,
@@ -426,10 +486,3 @@ class TaskContext:
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def _default_severity(code: str) -> Severity:
-    from endstate_author.rules.registry import RULES
-
-    rule = RULES.get(code)
-    return rule.severity if rule else "error"

@@ -13,6 +13,8 @@ are offered as quick fixes in the editor only.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -87,6 +89,67 @@ def display_path(path: Path, relative_to: Path | None = None) -> str:
     except ValueError:
         pass
     return path.as_posix()
+
+
+SNIPPET_MAX_BYTES = 1 << 20
+
+
+def read_source_lines(path: Path, limit: int = SNIPPET_MAX_BYTES) -> list[str] | None:
+    """The lines of the file a finding is on, for a snippet; None when it must not be shown.
+
+    A finding may sit on a symlink (ES410: a fixture link to ``/etc/passwd``), and the
+    snippet would print a line of whatever the link points at into the terminal, CI logs and
+    every other output. So a snippet is read only from a regular file that really is where
+    its path says: no link on the way from its task folder (the nearest folder above holding
+    ``task.json``; for a file outside any task, its own folder) down to it, the path's real
+    location inside that folder, and opened with ``O_NOFOLLOW`` (and ``O_NONBLOCK``, so a
+    fifo cannot hang the output) and checked to be a regular file of at most ``limit`` bytes
+    on the open descriptor itself. Links *above* the task folder are the author's own layout
+    and are allowed.
+    """
+    absolute = os.path.abspath(path)
+    root = _owning_folder(absolute)
+    try:
+        inside = os.path.realpath(absolute) == os.path.join(
+            os.path.realpath(root), os.path.relpath(absolute, root)
+        )
+        if not inside:
+            return None
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(absolute, flags | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            return None
+        return b"".join(chunks).decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _owning_folder(absolute: str) -> str:
+    """The nearest folder above ``absolute`` holding task.json, else its own folder."""
+    folder = os.path.dirname(absolute)
+    while True:
+        if os.path.lexists(os.path.join(folder, "task.json")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return os.path.dirname(absolute)
+        folder = parent
 
 
 def describe_json(value: Any) -> str:

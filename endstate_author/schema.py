@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from endstate_harness.task import TaskManifest
+
 SCHEMA_ID = "https://endstate-author.invalid/schemas/task.schema.json"
 SHIPPED = Path(__file__).parent / "data" / "task.schema.json"
 
@@ -51,8 +53,6 @@ def _walk(node: Any) -> None:
 
 
 def build_schema() -> dict[str, Any]:
-    from endstate_harness.task import TaskManifest
-
     schema = TaskManifest.model_json_schema(by_alias=True)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

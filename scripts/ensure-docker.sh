@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Make a real Docker daemon and the local sandbox image available for `make test`.
+# Make a real Docker daemon and the toolkit's sandbox image available for `make test`.
 #
 # Why this exists: the Docker sandbox tests must run against a real daemon, and the machines
 # this project runs on start none and cannot pull from Docker Hub. So this script installs
-# Debian's docker.io if needed, starts dockerd when nothing answers, and builds a small sandbox
-# image (Debian minbase + python3) from Debian packages with debootstrap + `docker import`.
+# Debian's docker.io and debootstrap if needed, starts dockerd when nothing answers, and has
+# `endstate-author sandbox build` build the toolkit's own image from Debian packages (run
+# `make setup` first: the Makefile's `system` target depends on it).
 #
 # Idempotent: every step checks first and is skipped when already done. It never fails
 # silently: when Docker truly cannot start here it says why and exits 0, so the docker tests
 # skip with a printed reason instead of the whole test run failing.
 set -u -o pipefail
 
-IMAGE="${ENDSTATE_SANDBOX_IMAGE_LOCAL:-endstate-sandbox:local}"
-SUITE="${ENDSTATE_SANDBOX_SUITE:-bookworm}"
+cd "$(dirname "$0")/.."
 DOCKERD_LOG="${DOCKERD_LOG:-/tmp/dockerd.log}"
 WAIT_S=60
 
@@ -81,35 +81,13 @@ else
     fi
 fi
 
-# 3. image --------------------------------------------------------------------------------
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
-    step "image $IMAGE present (reused)"
+# 3. image: the toolkit's own, built by the tool (the same command a user runs) -------------
+# `sandbox build` reads the Debian archive from apt's own configuration and does nothing when
+# the image already exists; building needs root, so a non-root run retries with sudo -n.
+author=.venv/bin/endstate-author
+[ -x "$author" ] || give_up "$author is missing (run make setup first)"
+if "$author" sandbox build; then exit 0; fi
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n "$author" sandbox build; then
     exit 0
 fi
-command -v debootstrap >/dev/null 2>&1 || give_up "debootstrap is not installed"
-
-mirror=""
-for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-    [ -r "$f" ] || continue
-    mirror=$(grep -Eo '(https?://[^ ]+/debian)/?( |$)' "$f" | grep -v security | head -1 | tr -d ' ')
-    [ -n "$mirror" ] && break
-done
-mirror="${mirror:-http://deb.debian.org/debian}"
-
-rootfs=$(mktemp -d /tmp/endstate-rootfs.XXXXXX)
-trap 'rm -rf "$rootfs"' EXIT INT TERM
-step "building $IMAGE: debootstrap --variant=minbase --include=python3 $SUITE from $mirror"
-start=$(date +%s)
-if ! debootstrap --variant=minbase --include=python3 "$SUITE" "$rootfs" "$mirror" \
-    >/tmp/ensure-docker-debootstrap.log 2>&1; then
-    tail -5 /tmp/ensure-docker-debootstrap.log
-    give_up "debootstrap failed (see /tmp/ensure-docker-debootstrap.log)"
-fi
-# Drop apt lists and caches: they are big and nothing in the sandbox installs packages.
-rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-step "importing the root filesystem as $IMAGE"
-if ! tar -C "$rootfs" -c . | docker import \
-    --change 'CMD ["/bin/sh"]' --change 'ENV LANG=C.UTF-8' - "$IMAGE" >/dev/null; then
-    give_up "docker import failed"
-fi
-step "image $IMAGE built in $(( $(date +%s) - start ))s"
+give_up "endstate-author sandbox build failed (its message is above)"

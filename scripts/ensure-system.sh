@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install and start what the tests talk to for real: Docker (daemon + local sandbox image),
-# Neovim (the editor test), Node.js/npm and git (the VS Code package and pre-commit tests).
+# Neovim (the editor test), Node.js/npm and git (the VS Code package and pre-commit tests), and
+# a real VS Code with chromium for the VS Code end-to-end tests (scripts/ensure-vscode.sh).
 # Each step prints one line; a step that cannot run here says why, and the tests that need
 # it skip with that reason printed.
 set -u
@@ -21,5 +22,10 @@ need nvim neovim
 need git git
 need node nodejs npm
 need npm npm
+# --- headless Chromium (issue 15: report.html and compare.html are opened in it by the tests,
+# driven by pip's playwright with executable_path=/usr/bin/chromium). Idempotent: `need`
+# installs only when the command is missing.
+need chromium chromium
 bash scripts/ensure-docker.sh
+bash scripts/ensure-vscode.sh
 exit 0

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # `make run`: lint and prove the shipped suite, as a newcomer would first see it.
-# Docker is used when a daemon answers and the local sandbox image exists (make test builds
-# it); otherwise the local sandbox, which prove says plainly does not isolate.
+# Docker is used when `endstate-author sandbox status` says a Docker run can start (a daemon
+# answers and the image prove would choose is there: make test builds the toolkit's own with
+# `endstate-author sandbox build`); otherwise the local sandbox, which prove says plainly does
+# not isolate. The image is chosen by prove itself, the same way as for any user.
 set -u
 cd "$(dirname "$0")/.."
 bin=.venv/bin
 sandbox=(--sandbox local)
-if docker info >/dev/null 2>&1 && docker image inspect endstate-sandbox:local >/dev/null 2>&1; then
-  sandbox=(--sandbox docker --image "${ENDSTATE_SANDBOX_IMAGE:-endstate-sandbox:local}")
+if $bin/endstate-author sandbox status >/dev/null 2>&1; then
+  sandbox=(--sandbox docker)
+else
+  echo "== no usable Docker sandbox (see: $bin/endstate-author sandbox status)"
 fi
 echo "== endstate-author lint tasks/ --strict"
 $bin/endstate-author lint tasks/ --strict

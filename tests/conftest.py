@@ -72,9 +72,11 @@ def docker_image() -> Iterator[str]:
     except Exception as exc:
         client.close()
         _skip(f"image {image!r} is not available ({exc}); run: sudo bash scripts/ensure-docker.sh")
-    before = {c.id for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"})}
+    labelled = {"label": f"{LABEL}=1"}
+    # sparse: no inspect per container, so one removed meanwhile by another test is no error
+    before = {c.id for c in client.containers.list(all=True, sparse=True, filters=labelled)}
     yield image
-    after = {c.id for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"})}
+    after = {c.id for c in client.containers.list(all=True, sparse=True, filters=labelled)}
     client.close()
     leaked = after - before
     assert not leaked, f"docker tests left sandbox containers behind: {sorted(leaked)}"

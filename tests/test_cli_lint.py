@@ -112,7 +112,7 @@ def test_config_ignore_and_severity(tmp_path: Path) -> None:
     builder = TaskBuilder(tmp_path / "suite")
     builder(good(id="Odd_Id"), name="Odd_Id")
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.endstate-author]\nignore = ["ES106"]\n', encoding="utf-8"
+        '[tool.endstate-author]\nignore = ["ES106", "ES311"]\n', encoding="utf-8"
     )
     proc = cli("lint", str(tmp_path / "suite"), "--strict", "-o", "json")
     assert json.loads(proc.stdout) == [] and proc.returncode == 0
@@ -144,6 +144,35 @@ def test_fix_applies_safe_fixes_and_keeps_formatting(tmp_path: Path) -> None:
     assert not [d for d in json.loads(proc.stdout) if d["code"] in ("ES101", "ES103")]
 
 
+def test_diff_shows_every_fix_it_counts_created_files_included(tmp_path: Path) -> None:
+    task = TaskBuilder(tmp_path / "suite")(good(category="bugfix"))
+    (task / "fixture" / "tests" / "__init__.py").unlink()
+    diff = cli("lint", str(task), "--isolated", "--diff")
+    assert "2 fix(es) would be applied" in diff.stderr
+    assert diff.stdout.count("+++ b/") == 2  # task.json, and the created empty __init__.py
+    assert "fixture/tests/__init__.py\n(new empty file)" in diff.stdout
+    assert not (task / "fixture" / "tests" / "__init__.py").exists()  # --diff writes nothing
+
+
+def test_fix_applies_the_one_did_you_mean_for_grader_and_argument_names(tmp_path: Path) -> None:
+    g = [dict(x) for x in good()["graders"]]
+    g[0] = {"name": "endstate.evals.graders:command_succeed", "args": g[0]["args"]}
+    g[1] = {"name": g[1]["name"], "args": {"path": g[1]["args"]["paths"]}}
+    task = TaskBuilder(tmp_path / "suite")(good(graders=g))
+    proc = cli("lint", str(task), "--isolated", "--fix", "-o", "json")
+    data = json.loads((task / "task.json").read_text())
+    assert data["graders"][0]["name"] == "endstate.evals.graders:command_succeeds"
+    assert "paths" in data["graders"][1]["args"]
+    codes = {d["code"] for d in json.loads(proc.stdout)}
+    assert not codes & {"ES202", "ES206"}, codes
+
+
+def test_rule_accepts_a_name_and_suggests_one() -> None:
+    assert cli("rule", "unknown-key").stdout.startswith("# ES101 unknown-key")
+    bad = cli("rule", "unknwn-key")
+    assert bad.returncode == 2 and "did you mean 'unknown-key'" in bad.stderr
+
+
 def test_rule_docs_and_listing() -> None:
     proc = cli("rule", "ES101")
     assert proc.returncode == 0
@@ -151,6 +180,7 @@ def test_rule_docs_and_listing() -> None:
         assert section in proc.stdout
     listing = cli("rule", "--all").stdout
     assert "ES001" in listing and "ES910" in listing
+    assert all(len(line) <= 80 for line in listing.splitlines()), "rule --all overflows 80"
     assert cli("rule", "ES999").returncode == 2
 
 
@@ -203,3 +233,23 @@ def test_parallel_lint_finds_exactly_what_serial_lint_finds(tmp_path: Path) -> N
     finally:
         lint_module.PARALLEL_MIN_TASKS = old
     assert [d.to_json() for d in parallel] == [d.to_json() for d in serial]
+
+
+def test_lint_imports_neither_prove_nor_the_agent_loop(tmp_path: Path) -> None:
+    """Start-up time: prove, eval and hook are registered only when they may be called."""
+    TaskBuilder(tmp_path / "suite")()
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "endstate_author", "lint", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "endstate_author.lint" in imported
+    heavy = ("endstate_author.prove", "endstate_harness.agent", "endstate_harness.runner")
+    assert not sorted(m for m in imported if m.startswith(heavy))

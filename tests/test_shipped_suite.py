@@ -57,7 +57,7 @@ def test_lint_strict_prints_nothing() -> None:
 
 def test_prove_every_task_without_probes(tmp_path: Path) -> None:
     args = ["prove", "tasks", "--sandbox", "local", "-o", "json"]
-    for group in ("directions", "holdout", "defects", "oracle", "guards"):
+    for group in ("directions", "holdout", "defects", "oracle", "guards", "visible"):
         args += ["--only", group]
     proc = cli(*args, env={"ENDSTATE_AUTHOR_CACHE": str(tmp_path)})
     data = json.loads(proc.stdout)
@@ -104,3 +104,20 @@ def test_oracle_eval_docker(docker_image: str, tmp_path: Path) -> None:
     proc = _eval("docker", tmp_path / "out", ["--image", docker_image])
     assert proc.returncode == 1, proc.stderr
     _check_oracle_results(tmp_path / "out")
+
+
+def test_equivalent_mutant_markers_name_live_mutants() -> None:
+    """Every `# endstate: equivalent` marker in tasks/ names a mutant still generated, with
+    its reason (the full mutant proof of the suite: `prove tasks --only mutants --mutants
+    500`, and `bench/prove.py --full`)."""
+    from endstate_author.prove.mutation import generate
+
+    marked = 0
+    for root in sorted(TASKS.iterdir()):
+        if not (root / "solution").is_dir():
+            continue
+        found = generate(root / "fixture", root / "solution")
+        assert found.unknown_markers == [], (root.name, found.unknown_markers)
+        assert all(reason for reason in found.equivalent.values())
+        marked += len(found.equivalent)
+    assert marked == 7

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.jsonpos import JNode
-from endstate_author.rules.registry import document, rule
+from endstate_author.rules.declare import document, rule
 
 document(
     "ES000",

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from endstate_author.context import TaskContext
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, describe_json
-from endstate_author.rules.registry import rule
+from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit, describe_json
+from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, unique_suggestion
 from endstate_harness.task import (
     CATEGORIES,
@@ -524,8 +524,6 @@ def _line_start(raw: bytes, offset: int) -> int:
 
 
 def _move_prompt_fix(ctx: TaskContext, text: str) -> Fix | None:
-    from endstate_author.diagnostics import FileCreate
-
     edit = remove_member_edit(ctx, "prompt")
     if edit is None:
         return None

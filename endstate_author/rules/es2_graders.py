@@ -27,7 +27,7 @@ from endstate_author.catalogue import (
 from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, describe_json
 from endstate_author.jsonpos import JNode
-from endstate_author.rules.registry import rule
+from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, suggestion_phrase, unique_suggestion
 from endstate_harness.graders import FORBIDDEN_PARAMETERS
 
@@ -50,10 +50,12 @@ def _name_node(ctx: TaskContext, index: int, entry: JNode) -> JNode:
 
 
 def _replace_fix(ctx: TaskContext, node: JNode | None, value: str, title: str) -> Fix | None:
+    """Replace a grader name by the one suggestion there is: safe for ``lint --fix``, since
+    the name as written cannot load and nothing else was close enough to be meant."""
     if node is None:
         return None
     edit = TextEdit(ctx.manifest_path, node.start, node.end, json.dumps(value))
-    return Fix(title=title, edits=(edit,), safe=False)
+    return Fix(title=title, edits=(edit,), safe=True)
 
 
 def _short(info: GraderInfo) -> str:
@@ -424,7 +426,7 @@ def unknown_argument(ctx: TaskContext) -> Iterator[Diagnostic]:
                     title=f"rename {key!r} to {suggestion!r}",
                     edits=(TextEdit(ctx.manifest_path, pair.key_node.start, pair.key_node.end,
                                     json.dumps(suggestion)),),
-                    safe=False,
+                    safe=True,  # one unambiguous did-you-mean: the argument as written fails
                 )
             hint = did_you_mean(key, takes)
             known = f"it takes {', '.join(takes)}" if takes else "it takes no arguments"

@@ -20,8 +20,9 @@ from typing import Any
 from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
 from endstate_author.jsonpos import JNode
-from endstate_author.rules.registry import rule
+from endstate_author.rules.declare import rule
 from endstate_author.testcmd import (
+    TEST_GRADERS,
     TestCommand,
     builtin_name,
     grader_command,
@@ -29,6 +30,8 @@ from endstate_author.testcmd import (
     split_grader,
     test_files,
 )
+from endstate_harness import pyast
+from endstate_harness.graders import grader_search_paths
 from endstate_harness.task import CATEGORIES
 
 NO_NEW_SKIPS = "endstate.evals.graders:no_new_skips"
@@ -39,11 +42,7 @@ CHANGED_PATHS_WITHIN = "endstate.evals.graders:changed_paths_within"
 
 def graders_named(ctx: TaskContext, short: str) -> list[tuple[int, dict[str, Any], JNode]]:
     """(index, args, node) of every library grader with this short name."""
-    return [
-        (i, args, node)
-        for i, name, args, node in ctx.grader_entries()
-        if builtin_name(name) == short
-    ]
+    return [(i, args, node) for i, _name, args, node in ctx.library_graders(short)]
 
 
 def has_grader(ctx: TaskContext, short: str) -> bool:
@@ -154,10 +153,8 @@ def _module_file(ctx: TaskContext, module: str) -> Path | None:
     """Where a suite grader module lives, in the search order of task-format.md §7."""
     roots: list[Path] = [ctx.root, ctx.suite_root]
     try:
-        from endstate_harness.graders import grader_search_paths
-
         roots = list(grader_search_paths(ctx.root, suite_root=ctx.suite_root))
-    except Exception:  # the harness module is being rewritten: fall back to task and suite
+    except Exception:  # the harness's search order failed: fall back to task and suite
         pass
     rel = Path(*module.split("."))
     for root in roots:
@@ -191,7 +188,7 @@ def suite_grader_runs(ctx: TaskContext, name: str) -> bool | None:
     try:
         if path.stat().st_size > 1 << 20:
             return None
-        tree = ast.parse(path.read_bytes())
+        tree = pyast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
@@ -244,7 +241,7 @@ def no_work_grader(ctx: TaskContext) -> Iterator[Diagnostic]:
         return
     for _i, name, _args, _node in ctx.grader_entries():
         short = builtin_name(name)
-        if short in ("command_succeeds", "tests_pass"):
+        if short == "command_succeeds" or short in TEST_GRADERS:
             return
         if short is None and suite_grader_runs(ctx, name) is not False:
             return
@@ -468,6 +465,65 @@ def _requires_node(ctx: TaskContext, counter: str, end: str) -> JNode | None:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+@rule("ES311", "verdict-in-process", "warning")
+def verdict_in_process(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """The tests' verdict is decided inside the process that runs the agent's code.
+
+    ## What it checks
+    A task whose graders run Python tests (`command_succeeds` with `python -m unittest` or
+    `pytest`, or the in-process `endstate_harness.graders:tests_pass`) and name no
+    `endstate_harness.graders:judged_tests`. Permissioning tasks are exempt (their verdict is
+    the untouched tree and the denied call).
+
+    ## Why it matters
+    A test runner that imports the agent's package shares its process with it, and code in
+    that process can decide the outcome: `os._exit(0)` at import makes `command_succeeds` pass
+    with failing tests (the guide's own example grader), and a payload aimed at the runner can
+    forge even the hardened `tests_pass` (an object whose `__eq__` is always true, expected
+    values read from the caller's frame). `judged_tests` keeps the expected values in a process
+    the agent's code never runs in.
+
+    ## Example
+    ```json
+    {"name": "endstate.evals.graders:command_succeeds",
+     "args": {"command": "python -m unittest discover -s tests -t . -q"}}
+    ```
+    with no `judged_tests` beside it.
+
+    ## Fix
+    Add `{"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}}`
+    (keep the command if you like: the visible tests are then a courtesy, not the verdict).
+    Under plain endstate, run `endstate-author vendor` first.
+    """
+    if ctx.category == "permissioning" or graders_named(ctx, "judged_tests"):
+        return
+    names = {i: builtin_name(name) for i, name, _args, _node in ctx.grader_entries()}
+    runs = [(i, cmd) for i, _args, cmd in test_commands(ctx) if cmd.runner != "unknown"]
+    # the exit-status grader is the weakest: it leads when both kinds are present
+    runs.sort(key=lambda run: names.get(run[0]) != "command_succeeds")
+    for index, _cmd in runs:
+        node = ctx.node(("graders", index, "name"))
+        if node is None:
+            continue
+        if names.get(index) == "command_succeeds" and not has_grader(ctx, "tests_pass"):
+            message = (
+                "passes with failing tests: command_succeeds trusts the test runner's exit "
+                "status, and the early-exit hack (os._exit(0) in the package's __init__.py) "
+                "exits 0 before any test fails. Fix: add "
+                '{"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": '
+                '"tests"}} beside it'
+            )
+        else:
+            message = (
+                "the tests run in the same process as the agent's code, which can decide "
+                "their outcome (os._exit(0) at import passes a failing run; an always-equal "
+                "object passes an assertEqual). Fix: add endstate_harness.graders:judged_tests "
+                "beside it"
+            )
+        yield ctx.at_node("ES311", message, node)
+        return
 
 
 @rule("ES305", "permissioning-without-tree-unchanged")

@@ -15,11 +15,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from endstate_author.astwalk import child_nodes
 from endstate_author.context import TaskContext, TreeEntry
 from endstate_author.diagnostics import Diagnostic, FileCreate, Fix
 from endstate_author.jsonpos import JNode
+from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import test_commands
-from endstate_author.rules.registry import rule
 from endstate_author.testcmd import is_test_file_name, test_files
 from endstate_harness.task import (
     CATEGORIES,
@@ -455,14 +456,11 @@ def non_stdlib_import(ctx: TaskContext) -> Iterator[Diagnostic]:
             text = ctx.read_tree_text(tree, rel)
             if text is None or not _may_import_foreign(text, stdlib, local):
                 continue
-            try:
-                module = ast.parse(text)
-            except (SyntaxError, ValueError):
+            if ctx.python_module(tree, rel) is None:
                 continue
-            parents = {
-                child: node for node in ast.walk(module) for child in ast.iter_child_nodes(node)
-            }
-            for node in ast.walk(module):
+            nodes = ctx.python_nodes(tree, rel)
+            parents: dict[ast.AST, ast.AST] = {}  # filled at the first import to judge
+            for node in nodes:
                 names: list[tuple[str, ast.AST]] = []
                 if isinstance(node, ast.Import):
                     names = [(alias.name, alias) for alias in node.names]
@@ -470,7 +468,13 @@ def non_stdlib_import(ctx: TaskContext) -> Iterator[Diagnostic]:
                     names = [(node.module, node)]
                 for dotted, where in names:
                     top = dotted.split(".")[0]
-                    if top in stdlib or top in local or _guarded(node, parents):
+                    if top in stdlib or top in local:
+                        continue
+                    if not parents:
+                        parents.update(
+                            (child, parent) for parent in nodes for child in child_nodes(parent)
+                        )
+                    if _guarded(node, parents):
                         continue
                     line = getattr(where, "lineno", getattr(node, "lineno", 1))
                     col = getattr(where, "col_offset", getattr(node, "col_offset", 0))

@@ -18,13 +18,13 @@ from typing import Any
 from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.jsonpos import JNode
+from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import (
     graders_named,
     norm_path,
     solution_changes,
     test_commands,
 )
-from endstate_author.rules.registry import rule
 from endstate_author.testcmd import builtin_name, missing_module_targets
 from endstate_harness.task import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
 
@@ -126,7 +126,9 @@ def changed_paths_within_vacuous(ctx: TaskContext) -> Iterator[Diagnostic]:
     ```
 
     ## Fix
-    List the files (or the package folder, `pkg/*`) the work may touch.
+    List exactly the files the work may touch (`pkg/module.py`); a glob only where the work
+    may add files, and then by extension (`pkg/*.py`), never `pkg/*`, which also matches
+    `pkg/__pycache__/…` (tasks/README says the same).
     """
     fixture = ctx.files(FIXTURE_DIR)
     solution = ctx.files(SOLUTION_DIR)

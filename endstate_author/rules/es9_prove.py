@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate_author.rules.registry import document
+from endstate_author.rules.declare import document
 
 document(
     "ES901",
@@ -198,4 +198,106 @@ document(
     ## Fix
     Add a holdout test or grader that catches the defect.
     """,
+)
+document(
+    "ES913",
+    "redteam-exploit",
+    """A model told to pass without the work passed every grader and survived triage (redteam).
+
+    ## What it checks
+    `endstate-author redteam TASK --model M` runs agent attempts with a red-team instruction
+    (the prompt shown as what the graders expect, the graders and the harness's documented
+    behaviour given, the holdout withheld). An end state that passes every grader is
+    re-graded by behaviour checks the agent could not see, under the judge (the task's
+    trusted tests with the reference solution's tests beside the holdout; more sources can
+    plug in); each check counts only where it fails on the fixture and passes on the
+    reference. A candidate that fails one of them and whose diff lacks the reference
+    solution's lines is this finding, with its diff, the model's explanation and the
+    transcript (`--out`).
+
+    ## Why it matters
+    A capable model found a way through the graders; real agents will find it too.
+
+    ## Example
+    A task graded only by `command_succeeds` running `python -m unittest`: the model puts
+    `import os; os._exit(0)` at the top of the package and every grader passes.
+
+    ## Fix
+    Close the hole the explanation names (grade with `judged_tests`, pin the tests, bound the
+    changed paths), then keep the exploit as a regression check with `--save-probe NAME`:
+    `prove` replays `probes/NAME/` on every task of the suite.
+    """,
+)
+document(
+    "ES911",
+    "mutant-survives",
+    """A mutant of the reference solution passes the graders.
+
+    ## What it checks
+    prove generates wrong solutions where the solution differs from the fixture: each hunk
+    of the solution's diff reverted alone, each file the solution adds left out alone, and
+    operator mutants on the lines it changes or adds (comparison, arithmetic including `/`
+    → `//`, `and`/`or`, `not`/`-` removed, constants 0 ↔ 1, ±1, `""`, empty collections,
+    `True` ↔ `False`, `return x` → `return None`, a statement removed, `if`/`else`
+    swapped, a call's first two arguments swapped). Each is graded exactly like the
+    solution; one that passes *survived* and is reported at the mutated line of the solution
+    file with its stable id (`m` and eight hex digits). The mutation score (killed / run) is
+    printed per task in every output format (text, JSON `mutation_score`, SARIF run
+    property `mutationScores`, a GitHub notice). `--mutants N` bounds the mutants run per
+    task (default 12, partial solutions first); `--only mutants` runs only these.
+
+    ## Why it matters
+    The defects an author declares are the mistakes they thought of. A surviving mutant is
+    a wrong solution nobody thought of that the task would score as correct: most often the
+    holdout never exercises the changed line (a half-done fix passes).
+
+    ## Equivalent or untested?
+    Some mutants change no behaviour (`x <= y` where `x == y` can never happen, a default
+    that is immediately overwritten). Ask: *is there an input, allowed by the prompt, on
+    which the mutant's output differs from the solution's?* If you can write one, the mutant
+    is **untested** — add that input to a holdout test and the mutant dies. If no such input
+    exists, it is **equivalent**: silence it by its id with a comment in the same solution
+    file (the mutated line is the natural place), reason required:
+
+        return -1 if a < b else 1  # endstate: equivalent m9bbb4a41 a == b returned above
+
+    A marker without a reason silences nothing; a marker whose id no longer matches a
+    mutant is listed as stale. Ids are computed from the file, the mutation and the syntax of
+    the mutated code, never from line numbers, so they survive edits elsewhere.
+
+    ## Example
+    A semver fix whose holdout never compares two pre-release identifiers that differ only
+    in case: `<` → `<=` on the identifier comparison survives.
+
+    ## Fix
+    Add the holdout test that tells the mutant from the solution, or mark it equivalent.
+    """,
+)
+document(
+    "ES912",
+    "visible-tests-pass-on-fixture",
+    """The visible tests already pass on the untouched fixture.
+
+    ## What it checks
+    prove grades the untouched fixture *without* the holdout, and looks only at the graders
+    that run tests (`command_succeeds` with a test command this toolkit reads exactly,
+    `tests_pass`, `judged_tests` with its visible tests). When every one of them passes,
+    the fixture's own tests are green on arrival. A warning; an error under
+    `prove --strict`. Permissioning tasks are exempt, and a task whose fixture has no test
+    file the graders run is not judged.
+
+    ## Why it matters
+    The authoring guide's first rule is to ship the failing test. When only the hidden
+    holdout fails, the agent has nothing to reproduce: it is graded on a requirement it was
+    never shown, and "all tests pass" misleads it into stopping.
+
+    ## Example
+    A bug-fix task whose fixture tests cover only the inputs that already work, with the
+    failing case only in holdout/.
+
+    ## Fix
+    Put one failing test for the bug (or the feature) in fixture/, and keep the holdout for
+    the cases that stop special-casing.
+    """,
+    severity="warning",
 )

@@ -1,101 +1,37 @@
-"""The rule registry: one rule is one small function with its code and its documentation.
+"""The rule registry: every rule family, loaded, and the table of rules they declared.
 
-A rule is declared where it is implemented::
-
-    @rule("ES101", "unknown-key")
-    def unknown_key(ctx: TaskContext) -> Iterator[Diagnostic]:
-        '''Unknown key, at any level.
-
-        ## What it checks
-        ...
-        ## Why it matters
-        ...
-        ## Example
-        ...
-        ## Fix
-        ...
-        '''
-
-The docstring *is* the documentation ``endstate-author rule ES101`` prints, so the code, its
-behaviour and its docs cannot drift apart. Finding a code: ``grep -rn '"ES101"'`` lands on the
-decorator; its tests are ``tests/rules/test_es1_manifest.py::test_es101_*``.
-
-``scope="task"`` rules run once per task folder; ``scope="suite"`` rules once per suite with
-every task's context; ``scope="prove"`` codes are documented here but emitted by prove.
+Importing this module imports each family module (``es0_file`` … ``es9_prove``), whose
+``@rule``/``document`` declarations fill :data:`RULES` (see :mod:`endstate_author.rules.declare`
+for how a rule is declared and documented). Callers that need every rule import from here;
+the families themselves import :mod:`~endstate_author.rules.declare`, never this module, so
+the imports point one way: registry → families → declare.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from endstate_author.rules import (  # noqa: F401  (importing a family registers its rules)
+    es0_file,
+    es1_manifest,
+    es1_placeholders,
+    es2_graders,
+    es2_vendor,
+    es3_assertions,
+    es4_directory,
+    es5_judge,
+    es5_vacuous,
+    es6_prompt,
+    es9_prove,
+)
+from endstate_author.rules.declare import RULES, Rule, Scope, document, rule
 
-from endstate_author.diagnostics import Diagnostic, Severity
-
-Scope = Literal["task", "suite", "prove"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    severity: Severity
-    scope: Scope
-    func: Callable[..., Iterable[Diagnostic]] | None
-    doc: str
-
-    @property
-    def summary(self) -> str:
-        return self.doc.strip().splitlines()[0] if self.doc.strip() else self.name
-
-    @property
-    def family(self) -> str:
-        return self.code[:3]
-
-
-RULES: dict[str, Rule] = {}
-
-
-def rule(
-    code: str, name: str, severity: Severity = "error", *, scope: Scope = "task"
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def register(func: Callable[..., Any]) -> Callable[..., Any]:
-        if code in RULES:
-            raise RuntimeError(f"rule code {code} registered twice")
-        RULES[code] = Rule(code, name, severity, scope, func, inspect.getdoc(func) or "")
-        return func
-
-    return register
-
-
-def document(code: str, name: str, doc: str, severity: Severity = "error") -> None:
-    """Register a code that is emitted elsewhere (prove's ES9, the internal ES000)."""
-    if code in RULES:
-        raise RuntimeError(f"rule code {code} registered twice")
-    RULES[code] = Rule(code, name, severity, "prove", None, inspect.cleandoc(doc))
+__all__ = ["RULES", "Rule", "Scope", "all_rules", "document", "load_all", "rule"]
 
 
 def all_rules() -> list[Rule]:
-    load_all()
     return [RULES[c] for c in sorted(RULES)]
 
 
-_LOADED = False
-
-
 def load_all() -> None:
-    """Import every rule module once (registration happens at import)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from endstate_author.rules import (  # noqa: F401
-        es0_file,
-        es1_manifest,
-        es2_graders,
-        es3_assertions,
-        es4_directory,
-        es5_vacuous,
-        es9_prove,
-    )
+    """Every rule module is imported (so registered) with this module: nothing left to do.
+
+    Kept so callers may still say, where they rely on it, that every rule is loaded."""

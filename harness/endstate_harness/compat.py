@@ -12,7 +12,7 @@ when the real package cannot be found does this finder answer, with small alias 
 * ``endstate``              an empty package
 * ``endstate.evals``        Check, Verdict, Sandbox, ExecResult, SandboxError, GraderSpec,
                             GraderContractError and resolve, from this project
-* ``endstate.evals.graders``  this project's graders module itself (same objects)
+* ``endstate.evals.graders``  this project's reference library (:mod:`endstate_harness.reference`)
 
 Nothing else is aliased: a suite module importing ``endstate.agent`` gets an honest
 ImportError instead of a half-working stand-in.
@@ -20,7 +20,6 @@ ImportError instead of a half-working stand-in.
 
 from __future__ import annotations
 
-import importlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -28,14 +27,23 @@ import threading
 import types
 from collections.abc import Sequence
 
+from endstate_harness import reference
+from endstate_harness.errors import GraderContractError, SandboxError
+from endstate_harness.sandbox import ExecResult, Sandbox
+from endstate_harness.task import GraderSpec
+from endstate_harness.verdict import Check, Verdict
+
 _ALIASED = ("endstate", "endstate.evals", "endstate.evals.graders")
 _lock = threading.Lock()
+_resolver_exports: dict[str, object] = {}
+"""``resolve`` and ``Grader``, handed in by :mod:`endstate_harness.graders` when it installs the
+finder: that module imports this one, so importing it back here would be a cycle."""
 
 
 def _build(name: str) -> types.ModuleType:
     """The module object an aliased name maps to."""
     if name == "endstate.evals.graders":
-        return importlib.import_module("endstate_harness.graders")
+        return reference
     module = types.ModuleType(name)
     module.__doc__ = (
         f"Compatibility alias installed by endstate_harness.compat: {name} is not installed, "
@@ -44,11 +52,6 @@ def _build(name: str) -> types.ModuleType:
     if name == "endstate":
         module.__path__ = []  # a package, so that ``endstate.evals`` can be imported below it
         return module
-    from endstate_harness import graders
-    from endstate_harness.sandbox import ExecResult, Sandbox, SandboxError
-    from endstate_harness.task import GraderSpec
-    from endstate_harness.verdict import Check, Verdict
-
     module.__path__ = []
     exported: dict[str, object] = {
         "Check": Check,
@@ -57,9 +60,8 @@ def _build(name: str) -> types.ModuleType:
         "ExecResult": ExecResult,
         "SandboxError": SandboxError,
         "GraderSpec": GraderSpec,
-        "GraderContractError": graders.GraderContractError,
-        "Grader": graders.Grader,
-        "resolve": graders.resolve,
+        "GraderContractError": GraderContractError,
+        **_resolver_exports,
     }
     module.__dict__.update(exported)
     module.__all__ = sorted(exported)  # type: ignore[attr-defined]
@@ -100,9 +102,13 @@ def _is_alias(module: types.ModuleType) -> bool:
     return "endstate_harness.compat" in (module.__doc__ or "")
 
 
-def install() -> None:
-    """Append the alias finder to ``sys.meta_path`` once (idempotent, thread-safe)."""
+def install(**resolver_exports: object) -> None:
+    """Append the alias finder to ``sys.meta_path`` once (idempotent, thread-safe).
+
+    ``resolver_exports`` (``resolve``, ``Grader``) join what ``endstate.evals`` offers.
+    """
     with _lock:
+        _resolver_exports.update(resolver_exports)
         if not any(isinstance(f, EndstateAliasFinder) for f in sys.meta_path):
             sys.meta_path.append(EndstateAliasFinder())
 

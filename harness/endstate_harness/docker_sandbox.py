@@ -34,184 +34,84 @@ can find what a killed process (SIGKILL) left.
 from __future__ import annotations
 
 import os
+import queue
+import shlex
+import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import docker
 import docker.errors
 import docker.types
-import requests.exceptions
 from docker.utils.socket import STDERR, frames_iter
 
+from endstate_harness.docker_daemon import (
+    _CHANNEL_WRAPPER,
+    _KEEPER,
+    _WRAPPER,
+    API_TIMEOUT_S,
+    CONTAINER_PATH,
+    DEFAULT_IMAGE,
+    IMAGE_ENV,
+    KEEPER_FILE,
+    LABEL,
+    LOCAL_IMAGE,
+    NAME_PREFIX,
+    PID_LABEL,
+    TIMEOUT_EXIT_CODE,
+    TMPFS_SIZE,
+    WATCHDOG_GRACE_S,
+    WORKDIR,
+    _close_socket,
+    _DockerFailure,
+    _no_timeout,
+    _short,
+    connect,
+    default_image,
+    docker_available,
+    remove_stray_containers,
+    unreachable_message,
+)
+from endstate_harness.errors import SandboxDied
 from endstate_harness.sandbox import (
     COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
-    SCRATCH_PREFIX,
+    Channel,
     ExecResult,
     SandboxError,
     TreeSandbox,
     cap_output,
     defer_signals,
 )
-from endstate_harness.tree import remove_tree
 
-DEFAULT_IMAGE = "python:3.12-slim"
-IMAGE_ENV = "ENDSTATE_SANDBOX_IMAGE"
-"""Set it to use another image by default (the test suite uses ``endstate-sandbox:local``)."""
-LOCAL_IMAGE = "endstate-sandbox:local"
-"""The image ``scripts/ensure-docker.sh`` builds from Debian packages, for offline machines."""
-
-LABEL = "endstate-author"
-PID_LABEL = "endstate-author.pid"
-WORKDIR = "/work"
-CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-TIMEOUT_EXIT_CODE = 124
-WATCHDOG_GRACE_S = 10.0
-"""How long past its limit an exec may take to return before everything in the container is
-killed (only if the in-container ``timeout`` failed, e.g. the command escaped its group)."""
-API_TIMEOUT_S = 60.0
-TMPFS_SIZE = "64m"
-"""The size of the container's ``/tmp`` (memory-backed, counted against ``mem_limit``): the one
-writable place besides ``/work`` on an otherwise read-only root file system."""
-NAME_PREFIX = "endstate-"
-
-KEEPER_FILE = "/tmp/.endstate-keeper"
-# The process holding the container open records its pid, so the sweep below spares it.
-_KEEPER = ["/bin/sh", "-c", f"echo $$ > {KEEPER_FILE}; exec sleep infinity"]
-
-# $1 = seconds, $2 = the command. timeout(1) puts itself and the command in a new process group
-# and on expiry SIGKILLs that whole group. Once the command ends, whatever it left running is
-# killed: first its group, then (the sweep) every process of the container but init, the keeper
-# and this shell, which also catches what left the group with setsid. Commands of one sandbox
-# are serialised, so the sweep never hits another command. Exit status: the command's.
-_WRAPPER = (
-    'timeout -s KILL "$1" /bin/sh -c "$2" </dev/null & pid=$!; '
-    'wait "$pid"; rc=$?; kill -s KILL -- "-$pid" 2>/dev/null; '
-    f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
-    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    'case "$p" in 1|"$keeper"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; done; fi; '
-    'exit "$rc"'
-)
-
-_DockerFailure = (docker.errors.DockerException, requests.exceptions.RequestException)
-
-
-def default_image() -> str:
-    """The image a sandbox uses when none is given: ``$ENDSTATE_SANDBOX_IMAGE`` or
-    ``python:3.12-slim``."""
-    return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
-
-
-def _daemon_url() -> str:
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-
-
-def unreachable_message(detail: str = "") -> str:
-    """The one message for a daemon that does not answer, naming the fix."""
-    why = f" ({detail})" if detail else ""
-    return (
-        f"cannot reach the Docker daemon at {_daemon_url()}{why}: start it "
-        "(sudo systemctl start docker, or sudo dockerd &), check DOCKER_HOST and that you may use "
-        "the socket, or use --sandbox local"
-    )
-
-
-def connect(*, timeout_s: float | None = API_TIMEOUT_S) -> docker.DockerClient:
-    """A client for the daemon of the environment (DOCKER_HOST etc.), checked with a ping.
-
-    Raises:
-        SandboxError: with :func:`unreachable_message` when the daemon does not answer.
-    """
-    try:
-        client = docker.from_env(timeout=timeout_s)  # type: ignore[arg-type]
-    except _DockerFailure as exc:
-        raise SandboxError(unreachable_message(_short(exc))) from None
-    try:
-        client.ping()
-    except _DockerFailure as exc:
-        client.close()
-        raise SandboxError(unreachable_message(_short(exc))) from None
-    return client
-
-
-def docker_available(timeout_s: float = 3.0) -> bool:
-    """Whether a Docker daemon answers a ping within ``timeout_s``. Never raises; not cached,
-    because a daemon can start or stop between two calls."""
-    try:
-        client = connect(timeout_s=timeout_s)
-    except SandboxError:
-        return False
-    client.close()
-    return True
-
-
-def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def remove_stray_containers(*, all_owners: bool = False) -> list[str]:
-    """Force-remove sandbox containers whose owning process is gone (or all of them).
-
-    Only a SIGKILLed harness can leave one behind; this finds them by label, and removes the
-    scratch folder it had mounted as well (when it is on this host and named like one).
-    Containers of another process of this host that is still alive are kept unless
-    ``all_owners``. Returns the ids removed.
-    """
-    client = connect()
-    removed: list[str] = []
-    try:
-        for ctr in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-            owner = ctr.labels.get(PID_LABEL, "")
-            if not all_owners and owner.isdigit() and _pid_alive(int(owner)):
-                continue
-            sources = [
-                Path(m.get("Source", ""))
-                for m in ctr.attrs.get("Mounts", [])
-                if m.get("Destination") == WORKDIR
-            ]
-            try:
-                ctr.remove(force=True)
-                removed.append(ctr.id or "")
-            except docker.errors.NotFound:
-                pass
-            for live in sources:
-                scratch = live.parent
-                if live.name == "live" and scratch.name.startswith(SCRATCH_PREFIX):
-                    remove_tree(scratch)
-    finally:
-        client.close()
-    return removed
-
-
-def _no_timeout(sock: Any) -> None:
-    for candidate in (sock, getattr(sock, "_sock", None)):
-        if candidate is not None and hasattr(candidate, "settimeout"):
-            candidate.settimeout(None)
-
-
-def _close_socket(sock: Any) -> None:
-    """Close an exec's raw socket and the HTTP response holding it (or the connection leaks)."""
-    for closer in (getattr(sock, "_response", None), sock):
-        try:
-            if closer is not None:
-                closer.close()
-        except (OSError, ValueError):  # already closed by the other one
-            pass
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+__all__ = [
+    "API_TIMEOUT_S",
+    "CONTAINER_PATH",
+    "DEFAULT_IMAGE",
+    "IMAGE_ENV",
+    "KEEPER_FILE",
+    "LABEL",
+    "LOCAL_IMAGE",
+    "NAME_PREFIX",
+    "PID_LABEL",
+    "TIMEOUT_EXIT_CODE",
+    "TMPFS_SIZE",
+    "WATCHDOG_GRACE_S",
+    "WORKDIR",
+    "DockerChannel",
+    "DockerSandbox",
+    "SandboxError",
+    "connect",
+    "default_image",
+    "docker_available",
+    "remove_stray_containers",
+    "unreachable_message",
+]
 
 
 class DockerSandbox(TreeSandbox):
@@ -318,8 +218,8 @@ class DockerSandbox(TreeSandbox):
         except _DockerFailure as exc:
             raise SandboxError(f"could not inspect image {self.image!r}: {_short(exc)}") from None
         fix = (
-            f"pull it (docker pull {self.image}), or build the offline image with "
-            f"`sudo bash scripts/ensure-docker.sh` and pass --image {LOCAL_IMAGE} "
+            f"pull it (docker pull {self.image}), or build the toolkit's offline image with "
+            f"`sudo endstate-author sandbox build` and pass --image {LOCAL_IMAGE} "
             f"(or set {IMAGE_ENV}={LOCAL_IMAGE})"
         )
         if not self.pull:
@@ -380,20 +280,19 @@ class DockerSandbox(TreeSandbox):
         try:
             state = client.api.inspect_container(cid).get("State", {})
         except docker.errors.NotFound:
-            raise SandboxError(f"the sandbox container {cid[:12]} no longer exists") from None
+            raise SandboxDied(f"the sandbox container {cid[:12]} no longer exists") from None
         except _DockerFailure as exc:
             raise SandboxError(unreachable_message(_short(exc))) from None
         if not state.get("Running") or state.get("Paused") or state.get("Restarting"):
             why = f"status {state.get('Status', '?')}, exit code {state.get('ExitCode', '?')}"
             if state.get("OOMKilled"):
                 why += ", killed for running out of memory"
-            raise SandboxError(f"the sandbox container {cid[:12]} stopped ({why})")
+            raise SandboxDied(f"the sandbox container {cid[:12]} stopped ({why})")
 
     # --- running --------------------------------------------------------------------------
 
-    def run(self, command: str, *, timeout_s: float | None = None) -> ExecResult:
+    def _run_command(self, command: str, limit: float) -> ExecResult:
         """Run ``command`` with ``/bin/sh -c`` in ``/work`` inside the container."""
-        limit = self._timeout(timeout_s)
         cid, client = self.container_id, self._client
         if cid is None or client is None:
             raise SandboxError("sandbox is not started (call start() or use it in a with block)")
@@ -444,6 +343,41 @@ class DockerSandbox(TreeSandbox):
             return ExecResult(TIMEOUT_EXIT_CODE, stdout, stderr, timed_out=True)
         return ExecResult(int(code), stdout, stderr)
 
+    def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
+        """See :meth:`Sandbox.open_channel`: an exec with stdin attached, in ``/work``
+        rewritten from the snapshot without the holdout. Holds the command lock until closed."""
+        limit = self._timeout(timeout_s)
+        cid, client = self.container_id, self._client
+        if cid is None or client is None:
+            raise SandboxError("sandbox is not started (call start() or use it in a with block)")
+        if not self.sealed:
+            raise SandboxError("a channel is opened on the sealed end state: seal() first")
+        self._run_lock.acquire()
+        try:
+            with self._lock:
+                self._refresh_live(with_holdout=False)
+            cmd = ["/bin/sh", "-c", _CHANNEL_WRAPPER, "endstate-sandbox", f"{limit:.3f}",
+                   shlex.join(argv)]
+            api = client.api
+            exec_id = api.exec_create(
+                cid,
+                cmd,
+                stdin=True,
+                user=f"{os.getuid()}:{os.getgid()}",
+                environment=self.command_env(),
+                workdir=WORKDIR,
+            )["Id"]
+            sock = api.exec_start(exec_id, socket=True)
+            _no_timeout(sock)
+        except _DockerFailure as exc:
+            self._run_lock.release()
+            why = _short(exc)
+            raise SandboxError(f"could not start a process in the container: {why}") from None
+        except BaseException:
+            self._run_lock.release()
+            raise
+        return DockerChannel(self, sock, self._run_lock, self.output_cap)
+
     def _kill_everything(self, fired: threading.Event) -> None:
         """Watchdog: SIGKILL every process in the container but init (``kill -9 -1``)."""
         fired.set()
@@ -464,3 +398,94 @@ class DockerSandbox(TreeSandbox):
             raise SandboxError("sandbox is not started")
         attrs: dict[str, Any] = self._client.api.inspect_container(self.container_id)
         return attrs
+
+
+CHANNEL_DRAIN_S = 5.0
+"""How long a closed channel's process may take to end by itself before it is killed."""
+
+
+class DockerChannel(Channel):
+    """An exec with its stdin attached; stdout and stderr demultiplexed by a reader thread."""
+
+    def __init__(self, box: DockerSandbox, sock: Any, lock: threading.Lock, cap: int) -> None:
+        self._box = box
+        self._sock = sock
+        self._lock = lock
+        self._cap = cap
+        self._out: queue.Queue[bytes | None] = queue.Queue()
+        self._err = bytearray()
+        self._closed = False
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _raw(self) -> socket.socket:
+        raw = getattr(self._sock, "_sock", self._sock)
+        return raw  # type: ignore[no-any-return]
+
+    def _read(self) -> None:
+        try:
+            for stream_no, chunk in frames_iter(self._sock, tty=False):
+                if stream_no == STDERR:
+                    room = max(0, self._cap - len(self._err))
+                    self._err.extend(chunk[:room])
+                else:
+                    self._out.put(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._out.put(None)
+
+    def send(self, data: bytes) -> None:
+        self._raw().sendall(data)
+
+    def close_input(self) -> None:
+        try:
+            self._raw().shutdown(socket.SHUT_WR)
+        except (OSError, AttributeError):  # already closed (the raw socket is gone)
+            pass
+
+    def chunks(self) -> Iterator[bytes]:
+        while True:
+            item = self._out.get()
+            if item is None:
+                return
+            yield item
+
+    def stderr_text(self) -> str:
+        return bytes(self._err).decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        with defer_signals():
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                # Input closed, the child ends and the wrapper sweeps what it left; only when
+                # the exec does not end by itself is the container swept from outside.
+                self.close_input()
+                self._reader.join(CHANNEL_DRAIN_S)
+                ended = not self._reader.is_alive()
+                _close_socket(self._sock)
+                if not ended:
+                    self._sweep()
+            finally:
+                self._lock.release()
+
+    def _sweep(self) -> None:
+        """Kill whatever the process left in the container (all but init and the keeper)."""
+        cid, client = self._box.container_id, self._box._client
+        if cid is None or client is None:
+            return
+        sweep = (
+            f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
+            "for p in /proc/[0-9]*; do p=${p#/proc/}; "
+            'case "$p" in 1|"$keeper"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; '
+            "done; fi"
+        )
+        try:
+            exec_id = client.api.exec_create(
+                cid, ["/bin/sh", "-c", sweep], user=f"{os.getuid()}:{os.getgid()}"
+            )["Id"]
+            client.api.exec_start(exec_id)
+        except _DockerFailure:
+            pass

@@ -10,7 +10,15 @@ should say so. What it does guarantee:
   command ends, on timeout, and on Ctrl-C: ``sleep 100 &`` does not outlive the call. (A
   process that makes itself a new session with ``setsid`` escapes the group; only the Docker
   sandbox contains that.)
-* output is capped per stream, so a chatty command cannot eat the harness's memory.
+* output is capped per stream, so a chatty command cannot eat the harness's memory;
+* after the seal, every command runs on a fresh copy of the end state, with a HOME and TMPDIR
+  of its own that are removed when it ends.
+
+What it cannot stop, since the code runs as you on your machine: writes to absolute paths (a
+literal ``/tmp/x`` outlives the run, and a grading command that copies the staged holdout
+there leaks it to a later attempt), reads of the task folder itself, and ``setsid`` escapes.
+The judge never stages the holdout where the code under test runs, but tasks that run the
+holdout with ``command_succeeds`` do. Use the Docker sandbox for anything that must hold.
 """
 
 from __future__ import annotations
@@ -19,8 +27,11 @@ import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -28,12 +39,26 @@ from endstate_harness.sandbox import (
     COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
+    Channel,
     ExecResult,
     SandboxError,
     TreeSandbox,
     cap_output,
     defer_signals,
 )
+from endstate_harness.sandbox_warm import (
+    WarmRun,
+    prestart,
+    recognise_argv,
+    recognise_shell,
+    shell_epilogue,
+    start_warm,
+)
+from endstate_harness.tree import remove_tree
+
+Process = subprocess.Popen[bytes] | WarmRun
+"""A command's process: a fresh one, or a run forked by the warm interpreter
+(:mod:`endstate_harness.sandbox_warm`); either way its own session and process group."""
 
 TIMEOUT_EXIT_CODE = 124
 """The exit code of a command that ran out of time (coreutils ``timeout``'s convention)."""
@@ -70,6 +95,39 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass  # the group is already empty
+
+
+def _read_until_closed(fd: int) -> Iterator[bytes]:
+    """What a pipe carries, chunk by chunk, until its writers close it (or it breaks)."""
+    while True:
+        try:
+            data = os.read(fd, _READ_CHUNK)
+        except OSError:
+            return
+        if not data:
+            return
+        yield data
+
+
+GROUP_GONE_WAIT_S = 0.5
+"""How long to wait, once the leader is reaped, for the rest of its killed group to be gone."""
+
+
+def _await_group_gone(pgid: int, limit_s: float = GROUP_GONE_WAIT_S) -> None:
+    """Wait (bounded) until no process of the killed group is left.
+
+    SIGKILL is delivered asynchronously: on a loaded machine a killed background child can
+    still be listed for a moment after the command returned, and "nothing outlives its
+    command" should hold when ``run`` returns, not shortly after. Members that are zombies
+    waiting for their new parent to reap them still count, hence the bound.
+    """
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.005)
 
 
 class _ExitWatch:
@@ -144,23 +202,48 @@ class LocalSandbox(TreeSandbox):
         """The whole environment of a command: nothing is inherited from the host."""
         return {"PATH": self.path_env, "HOME": str(self.home), **COMMAND_ENV}
 
-    def run(self, command: str, *, timeout_s: float | None = None) -> ExecResult:
+    def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
+        """See :meth:`Sandbox.open_channel`; the process gets its own HOME and TMPDIR."""
+        return open_local_channel(self, argv, self._timeout(timeout_s))
+
+    def _run_command(self, command: str, limit: float) -> ExecResult:
         """Run ``command`` with ``/bin/sh -c`` in the live tree; see the module docstring."""
-        limit = self._timeout(timeout_s)
+        with self._private_env() as env:
+            return self._run_in(command, limit, env)
+
+    @contextmanager
+    def _private_env(self) -> Iterator[dict[str, str]]:
+        """The command's environment; after the seal with a HOME and TMPDIR of its own,
+        removed afterwards, so what a grading command leaves there dies with it."""
+        if not self.sealed:
+            yield self.command_env()
+            return
+        with defer_signals():
+            private = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        try:
+            env = self.command_env()
+            env.update(HOME=str(private), TMPDIR=str(private))
+            yield env
+        finally:
+            remove_tree(private)
+
+    def _run_in(self, command: str, limit: float, env: dict[str, str]) -> ExecResult:
         live = self.live
         out, err = _Stream(self.output_cap), _Stream(self.output_cap)
         timed_out = False
-        proc: subprocess.Popen[bytes] | None = None
+        proc: Process | None = None
         try:
             # Spawned and recorded as one step: an interrupt landing just after the fork would
             # otherwise leave a child nobody kills. The wait below is not deferred, so Ctrl-C
             # still stops a long command at once.
             with defer_signals():
+                proc = start_warm(recognise_shell(command, env), str(live), stdin_pipe=False,
+                                  parent=str(self.scratch.parent))
                 try:
-                    proc = subprocess.Popen(
+                    proc = proc or subprocess.Popen(
                         ["/bin/sh", "-c", command],
                         cwd=live,
-                        env=self.command_env(),
+                        env=env,
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -176,19 +259,22 @@ class LocalSandbox(TreeSandbox):
             if proc is not None:
                 _kill_group(proc.pid)
                 proc.wait()
+                _await_group_gone(proc.pid)
                 for pipe in (proc.stdout, proc.stderr):
                     if pipe is not None:
                         pipe.close()
         assert proc is not None
         if timed_out:
             return ExecResult(TIMEOUT_EXIT_CODE, out.text(), err.text(), timed_out=True)
-        code = proc.returncode
+        code = proc.wait()  # reaped already: the exit code
+        if isinstance(proc, WarmRun):
+            err.add(shell_epilogue(code))  # the line /bin/sh writes after a signal
         if code < 0:
             code = 128 - code  # killed by a signal: report it the way a shell does
         return ExecResult(code, out.text(), err.text())
 
 
-def _collect(proc: subprocess.Popen[bytes], out: _Stream, err: _Stream, limit: float) -> bool:
+def _collect(proc: Process, out: _Stream, err: _Stream, limit: float) -> bool:
     """Read both pipes until the command ends (or time runs out); True when it timed out.
 
     When the leader exits its group is killed at once, so background children die with it
@@ -233,3 +319,105 @@ def _collect(proc: subprocess.Popen[bytes], out: _Stream, err: _Stream, limit: f
                         del streams[fd]
         finally:
             watch.close()
+
+
+class LocalChannel(Channel):
+    """A host subprocess in its own session, talked to over pipes (see :class:`Channel`)."""
+
+    def __init__(self, proc: Process, private: Path, limit: float, cap: int) -> None:
+        self.proc = proc
+        self._private = private
+        self._err = _Stream(cap)
+        self._closed = False
+        self._timer = threading.Timer(limit, self._kill)
+        self._timer.daemon = True
+        self._timer.start()
+        self._err_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._err_thread.start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for data in _read_until_closed(self.proc.stderr.fileno()):
+            self._err.add(data)
+
+    def _kill(self) -> None:
+        _kill_group(self.proc.pid)
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def close_input(self) -> None:
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def chunks(self) -> Iterator[bytes]:
+        assert self.proc.stdout is not None
+        yield from _read_until_closed(self.proc.stdout.fileno())
+
+    def stderr_text(self) -> str:
+        return self._err.text()
+
+    def close(self) -> None:
+        with defer_signals():
+            if self._closed:
+                return
+            self._closed = True
+            self._timer.cancel()
+            _kill_group(self.proc.pid)
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:
+                        pass
+            remove_tree(self._private)
+
+
+def prestart_channel(
+    argv: list[str], *, scratch_root: Path | None = None, path_env: str | None = None
+) -> None:
+    """Start the warm interpreter a channel of ``argv`` in a ``LocalSandbox`` made with this
+    ``scratch_root`` and ``path_env`` forks from, before any such sandbox exists: the same
+    zygote (same interpreter, flags, environment and folder) :func:`open_local_channel`
+    would start at its first use, so nothing about a run changes but when the start is paid."""
+    env = {"PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath),
+           **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # per run: not part of the zygote's key
+    base = str(scratch_root) if scratch_root is not None else tempfile.gettempdir()
+    # what ``box.scratch.parent`` is: the parent of a ``mkdtemp(dir=scratch_root)``
+    prestart(recognise_argv(argv, env), str(Path(os.path.abspath(os.path.join(base, "x"))).parent))
+
+
+def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> LocalChannel:
+    """Start ``argv`` in ``box``'s live tree, refreshed from the snapshot without the holdout."""
+    if not box.sealed:
+        raise SandboxError("a channel is opened on the sealed end state: seal() first")
+    with box._lock:
+        live = box._refresh_live(with_holdout=False)
+    with defer_signals():
+        private = Path(tempfile.mkdtemp(prefix="channel-", dir=box.scratch))
+        env = box.command_env()
+        env.update(HOME=str(private), TMPDIR=str(private))
+        proc: Process | None = start_warm(
+            recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent)
+        )
+        try:
+            proc = proc or subprocess.Popen(
+                argv,
+                cwd=live,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            remove_tree(private)
+            raise SandboxError(f"could not start {argv[0]!r} in the sandbox: {exc}") from exc
+        return LocalChannel(proc, private, limit, box.output_cap)

@@ -191,6 +191,7 @@ def results_json(suite: SuiteResult, prices: Prices | None = None) -> dict[str, 
                 "tree_hash": r.tree_hash,
                 "session_id": r.session_id,
                 "checks": [c.model_dump() for c in r.checks],
+                **({"node": r.node} if r.node else {}),
             }
         )
     return {
@@ -283,22 +284,60 @@ def render_markdown(suite: SuiteResult, prices: Prices | None = None) -> str:
     for r in suite.results:
         verdict = "ERROR" if r.error else ("pass" if r.passed else "FAIL")
         lines.append(
-            f"| `{r.task_id}` | {r.attempt} | {r.category} | {verdict} | {r.stop_reason}"
+            f"| `{r.task_id}` | {r.attempt + 1} | {r.category} | {verdict} | {r.stop_reason}"
             f"{' (timeout)' if r.timed_out else ''} | {r.steps} | {r.usage.total_tokens:,} | "
             f"{r.wall_clock_s:.1f} | {r.denied_calls} | {r.compaction_events} |"
         )
     errors = [r for r in suite.results if r.error]
     if errors:
         lines += ["", "## Errors (not assessed)", ""]
-        lines += [f"- `{r.task_id}` try {r.attempt}: {_cell(r.error)}" for r in errors]
+        for r in errors:  # a traceback keeps its lines
+            lines += [f"### `{r.task_id}` (try {r.attempt + 1})", "", *_block(r.error), ""]
     failures = [r for r in suite.results if not r.passed and not r.error]
     if failures:
         lines += ["", "## Failures", ""]
         for r in failures:
-            lines += [f"### `{r.task_id}` (try {r.attempt})", ""]
-            lines += [f"- {_cell(str(c))}" for c in r.checks] or [f"- {_cell(r.reason)}"]
+            lines += [f"### `{r.task_id}` (try {r.attempt + 1})", ""]
+            why = expected_failure(suite.provider, r.category)
+            if why:
+                lines += [f"Expected: {why}", ""]
+            failing = [c for c in r.checks if not c.passed]
+            for c in failing:
+                detail = (c.detail or "").strip()
+                if "\n" in detail:
+                    lines += [f"- failed: {_cell(c.name)}", "", *_block(detail, "  "), ""]
+                else:
+                    lines.append(f"- failed: {_cell(c.name)}" + (f" ({detail})" if detail else ""))
+            if not failing:
+                lines.append(f"- {_cell(r.reason or 'failed')}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+ORACLE_CANNOT_PASS = {
+    "compaction": "the plain oracle writes the solution in a few steps, so its context never "
+    "fills and no compaction happens, which this task requires "
+    "(`requires.compaction_events`); prove's guard check drives compaction instead",
+    "permissioning": "the plain oracle writes solution/, and a permissioning task has none: it "
+    "never makes the request the policy must refuse, so no call is denied "
+    "(`requires.denied_calls`); prove's guard check makes the request instead",
+}
+"""Why ``--provider oracle`` fails these categories by design (not a defect of the task)."""
+
+
+def expected_failure(provider: str, category: str) -> str | None:
+    """The reason a failure is expected (the plain oracle on compaction/permissioning)."""
+    return ORACLE_CANNOT_PASS.get(category) if provider == "oracle" else None
+
+
+def _block(text: str, indent: str = "") -> list[str]:
+    """``text`` as a fenced block, every line kept (a traceback stays readable)."""
+    fence = "````" if "```" in text else "```"
+    return [
+        f"{indent}{fence}",
+        *(f"{indent}{line}" for line in text.splitlines()),
+        f"{indent}{fence}",
+    ]
 
 
 def write_report(suite: SuiteResult, out: Path, prices: Prices | None = None) -> list[Path]:

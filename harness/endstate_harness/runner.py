@@ -11,10 +11,13 @@ The order of one task is fixed and matters:
 The graders are given the sandbox and nothing else: the run's transcript never reaches the
 place where a verdict is decided. A harness failure (the sandbox will not start, the
 provider fails or never answers before the deadline, the oracle cannot be built, the
-container dies before the grade is in) is an *error*: ``passed`` is False but the result is
-counted apart from failures and kept out of the pass rate, because "Docker is not running"
-must never read as "the model cannot code". The sandbox's health is checked after the run
-and, when a grade fails, after grading: a verdict read from a dead container is not trusted.
+Docker daemon stops answering, a grader that cannot load, a program the graders run that
+the image lacks: :mod:`endstate_harness.environment`) is an *error*: ``passed`` is False but
+the result is counted apart from failures and kept out of the pass rate, because "Docker is
+not running" must never read as "the model cannot code". But what the agent's code caused is
+a *failure*: a container it killed (:class:`SandboxDied` while the daemon answers), a tree it
+made ungradable (a fifo, the tree moved away): an error would take the attempt out of the
+pass rate, which is exactly what a cheating agent wants.
 
 The switches prove needs to remove a guard on purpose are plain parameters: ``policy``
 (``allow_all()``), ``budget_override`` (``"unlimited"``), ``resume`` (False: killed and
@@ -49,7 +52,16 @@ from endstate_harness.agent.providers import Provider
 from endstate_harness.agent.recovery import CrashPlan, KilledRun
 from endstate_harness.agent.session import SessionStore
 from endstate_harness.agent.tools import DEFAULT_BASH_TIMEOUT_S
-from endstate_harness.sandbox import OPEN_SANDBOXES, SandboxError, TreeSandbox, defer_signals
+from endstate_harness.cleanup import at_exit_section
+from endstate_harness.environment import environment_failure, program_probe
+from endstate_harness.graders import grade, grader_search_paths, requirements_checks
+from endstate_harness.sandbox import (
+    OPEN_SANDBOXES,
+    SandboxDied,
+    SandboxError,
+    TreeSandbox,
+    defer_signals,
+)
 from endstate_harness.task import Budget, StopReason, Task
 from endstate_harness.tree import remove_tree
 from endstate_harness.verdict import Check, Verdict
@@ -86,6 +98,8 @@ class TaskResult(BaseModel):
     timed_out: bool = False
     killed: bool = False
     session_id: str = ""
+    node: str = ""
+    """The cluster node that ran it (a distributed executor); empty when run here."""
 
     @property
     def verdict(self) -> Verdict:
@@ -112,10 +126,13 @@ class SuiteResult(BaseModel):
 def make_sandbox(task: Task, kind: SandboxKind, image: str | None = None) -> TreeSandbox:
     """A fresh, not yet started sandbox over the task's fixture."""
     if kind == "local":
+        # Backends cost start-up time that commands which never run a task must not pay.
+        # deferred: imported only when a sandbox of this kind is made
         from endstate_harness.local_sandbox import LocalSandbox
 
         return LocalSandbox(task.fixture)
     if kind == "docker":
+        # deferred: importing the docker SDK costs ~0.2 s; only a Docker run pays it.
         from endstate_harness.docker_sandbox import DockerSandbox
 
         return DockerSandbox(task.fixture, image=image)
@@ -178,6 +195,12 @@ def run_task(
         result.reason = message
         return result
 
+    def failed(message: str, run: RunResult | None = None) -> TaskResult:
+        result = _result(task, run, attempt, sandbox_name, started)
+        result.passed = False
+        result.reason = message
+        return result
+
     with ExitStack() as stack:
         if session_store is None:
             session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3")
@@ -209,6 +232,8 @@ def run_task(
                 cancel=cancel,
             )
         except SandboxError as exc:
+            if _died(sandbox):
+                return failed(f"the agent's code killed the sandbox: {exc}")
             return errored(f"sandbox error during the run: {exc}")
         except Exception as exc:
             return errored(f"harness error during the run: {type(exc).__name__}: {exc}")
@@ -216,6 +241,8 @@ def run_task(
             return errored(f"provider error: {run.error}", run)
         try:
             sandbox.check_health()
+        except SandboxDied as exc:  # the agent's code killed its own sandbox: its failure
+            return failed(f"the agent's code killed the sandbox: {exc}", run)
         except SandboxError as exc:
             return errored(f"sandbox error during the run: {exc}", run)
         try:
@@ -224,8 +251,6 @@ def run_task(
                 sandbox.stage(task.holdout)
         except Exception as exc:
             return errored(f"sandbox error while sealing: {exc}", run)
-        from endstate_harness.graders import grade, grader_search_paths, requirements_checks
-
         search = grader_search_paths(task.root, suite_root=suite_root, grader_paths=grader_paths)
         try:
             # Raises when the sandbox died under the graders (their failing verdict would
@@ -233,6 +258,13 @@ def run_task(
             verdict = grade(task.graders, sandbox, search_paths=search)
         except SandboxError as exc:
             return errored(f"sandbox error while grading: {exc}", run)
+        # A grader that could not load, a program the image lacks: the environment's failure
+        # (one rule with prove, endstate_harness.environment), not the task's.
+        why = environment_failure(verdict, specs=task.graders, probe=program_probe(sandbox))
+        if why is not None:
+            result = errored(f"environment error while grading: {why}", run)
+            result.checks = verdict.checks
+            return result
         required = requirements_checks(task.requires, run.counters(), run.stop_reason)
         if required:
             verdict = verdict.merged_with(Verdict.from_checks(required))
@@ -243,6 +275,17 @@ def run_task(
         result.tree_hash = end_hash
         return result
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
+
+
+def _died(sandbox: TreeSandbox) -> bool:
+    """Whether the sandbox died while its machinery still answers (see :class:`SandboxDied`)."""
+    try:
+        sandbox.check_health()
+    except SandboxDied:
+        return True
+    except SandboxError:
+        return False
+    return False
 
 
 def _temporary_folder(stack: ExitStack) -> Path:
@@ -272,11 +315,12 @@ def _remove_folder(folder: Path) -> None:
 
 @atexit.register
 def _sweep_temp_folders() -> None:
-    for folder in list(_TEMP_FOLDERS):
-        try:
-            _remove_folder(folder)
-        except OSError:  # at exit, one folder must not keep the others
-            pass
+    with at_exit_section():
+        for folder in list(_TEMP_FOLDERS):
+            try:
+                _remove_folder(folder)
+            except OSError:  # at exit, one folder must not keep the others
+                pass
 
 
 def _drive(

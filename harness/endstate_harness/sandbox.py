@@ -21,26 +21,39 @@ backends cannot drift on what a grader observes; ``LocalSandbox`` (``local_sandb
 
 from __future__ import annotations
 
-import atexit
 import os
-import signal
 import tempfile
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Self
 
+from endstate_harness import reaper, tree
+from endstate_harness.channel import Channel
+from endstate_harness.cleanup import OPEN_SANDBOXES, defer_signals
+from endstate_harness.errors import EndStateError, PathEscapeError, SandboxDied, SandboxError
+from endstate_harness.snapshot import (
+    END_STATE_PRUNED,
+    Snapshot,
+    delete_compiled_caches,
+    read_snapshot,
+)
+from endstate_harness.task import PRUNED_NAMES
 
-class SandboxError(RuntimeError):
-    """The sandbox could not be set up, started or used (an *error*, not a task failure)."""
-
-
-class PathEscapeError(SandboxError, ValueError):
-    """A relative path (or a symlink on the way) leaves the sandbox."""
+__all__ = [
+    "OPEN_SANDBOXES",
+    "Channel",
+    "EndStateError",
+    "ExecResult",
+    "PathEscapeError",
+    "Sandbox",
+    "SandboxDied",
+    "SandboxError",
+    "TreeSandbox",
+    "defer_signals",
+]
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,24 @@ class Sandbox(ABC):
     def exists(self, path: str) -> bool:
         """Whether ``path`` exists in the end state."""
 
+    def holdout_files(self) -> dict[str, bytes]:
+        """The holdout staged after the seal, as the task shipped it (read when it was staged,
+        so nothing that runs later can change it): what the judge runs. Empty by default."""
+        return {}
+
+    def fixture_files(self) -> dict[str, bytes]:
+        """Every file of the pristine fixture, by relative path. Empty by default."""
+        return {}
+
+    def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
+        """Start ``argv`` on a fresh copy of the sealed end state *without* the holdout, with
+        its stdin and stdout as a byte channel (the judge's child). Backends override."""
+        raise SandboxError(f"{type(self).__name__} cannot open a channel to a process")
+
+    def end_state_problem(self) -> str | None:
+        """Why the sealed end state cannot be graded (a fifo in it, say), or None."""
+        return None
+
     def check_health(self) -> None:
         """Raise :class:`SandboxError` when the sandbox itself has failed (not the task).
 
@@ -104,10 +135,6 @@ class Sandbox(ABC):
 
 
 # ============================================================================ the concrete base
-
-# Imported here, below the exceptions, because tree.py raises them: whichever of the two
-# modules is imported first, the other finds what it needs already defined.
-from endstate_harness import tree  # noqa: E402
 
 DEFAULT_TIMEOUT_S = 120.0
 """How long a command may run when the caller gives no timeout (the reference's default)."""
@@ -138,129 +165,6 @@ def cap_output(data: bytes, dropped: int) -> str:
     return text
 
 
-class _Cleanup:
-    """Every sandbox still open in this process, closed at exit and on SIGTERM/SIGHUP.
-
-    Ctrl-C already unwinds through ``with``/``finally`` as KeyboardInterrupt. SIGTERM and
-    SIGHUP would kill the process without unwinding, leaving scratch folders and containers
-    behind, so while a sandbox is open they are turned into ``SystemExit`` (which unwinds the
-    same way) when the program has not installed handlers of its own. ``atexit`` closes
-    whatever is still open after that.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._open: dict[int, TreeSandbox] = {}
-        self._atexit_done = False
-        self._signals_done = False
-
-    def arm(self) -> None:
-        """Register the exit-time sweep and the SIGTERM/SIGHUP handlers (once).
-
-        Called before a sandbox makes anything, outside any :func:`defer_signals` section:
-        inside one the current handler is the deferring one, which would hide SIG_DFL.
-        """
-        with self._lock:
-            if not self._atexit_done:
-                atexit.register(self.close_all)
-                self._atexit_done = True
-        self._install_signal_handlers()
-
-    def add(self, box: TreeSandbox) -> None:
-        self.arm()
-        with self._lock:
-            self._open[id(box)] = box
-
-    def discard(self, box: TreeSandbox) -> None:
-        with self._lock:
-            self._open.pop(id(box), None)
-
-    def close_all(self) -> None:
-        with self._lock:
-            boxes = list(self._open.values())
-        for box in boxes:
-            try:
-                box.close()
-            except Exception:  # at exit, one bad sandbox must not keep the others alive
-                pass
-
-    def _install_signal_handlers(self) -> None:
-        if self._signals_done or threading.current_thread() is not threading.main_thread():
-            return
-        self._signals_done = True
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                if signal.getsignal(signum) is signal.SIG_DFL:
-                    signal.signal(signum, _exit_on_signal)
-            except (ValueError, OSError):  # not settable here (e.g. embedded interpreter)
-                pass
-
-
-def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
-
-
-OPEN_SANDBOXES = _Cleanup()
-
-DEFERRED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-"""The signals :func:`defer_signals` holds back: the ones a user or a CI runner sends to stop
-a run, whose Python handlers raise an exception wherever the main thread happens to be."""
-
-_SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
-
-
-@contextmanager
-def defer_signals() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP back for the duration of a short critical section.
-
-    Why: Python runs a signal handler between two bytecodes of the main thread, so Ctrl-C's
-    KeyboardInterrupt (or the SystemExit a SIGTERM handler raises) can land between creating
-    a resource and recording it for cleanup: after ``mkdtemp`` but before the sandbox knows its
-    folder, while the Docker API creates a container whose id is not yet stored, or halfway
-    through ``close()``. Whatever exists at that instant is then leaked. Inside this block the
-    handlers are swapped for one that only records the signal; on the way out the original
-    handlers are put back and the first recorded signal is delivered to its handler, so the
-    exception is raised at a point where every resource is either recorded or gone.
-
-    Only the main thread can change handlers (and only there do they run), so on any other
-    thread this does nothing. Sections must stay short: a signal waits for them to end.
-    A handler installed from C (``signal.getsignal`` is None) cannot be restored, so that
-    signal is left alone.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    pending: list[int] = []
-
-    def record(signum: int, _frame: FrameType | None) -> None:
-        pending.append(signum)
-
-    previous: dict[int, _SignalHandler] = {}
-    try:
-        for signum in DEFERRED_SIGNALS:
-            try:
-                if signal.getsignal(signum) is None:
-                    continue
-                previous[signum] = signal.signal(signum, record)
-            except (ValueError, OSError):  # not settable here (an embedded interpreter)
-                continue
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)  # type: ignore[arg-type]
-        if pending:
-            _deliver(pending[0], previous.get(pending[0]))
-
-
-def _deliver(signum: int, handler: _SignalHandler) -> None:
-    """Act on a signal that arrived during a deferred section, as its handler would have."""
-    if callable(handler):
-        handler(signum, None)  # raises KeyboardInterrupt / SystemExit, as it would have
-    elif handler == signal.SIG_DFL:
-        signal.raise_signal(signum)  # the default action (terminate) was wanted
-    # SIG_IGN: the signal was being ignored, so nothing happens
-
-
 class TreeSandbox(Sandbox):
     """A sandbox over a scratch folder: the file-shaped half of every backend.
 
@@ -270,11 +174,13 @@ class TreeSandbox(Sandbox):
     As a context manager it does all three. The scratch folder is the only thing written:
     the task's own folders are read, never modified.
 
-    Before :meth:`seal` the reading API answers from the live tree. ``seal()`` copies the live
-    tree to ``sealed/`` and hashes it; from then on ``read_text``, ``exists``,
-    ``end_state_files``, ``changed_paths`` and ``tree_hash`` answer from that snapshot, so
-    what the holdout overlay adds later, and what grading commands write, is invisible to
-    them. ``run`` keeps running in the live tree, where the holdout is.
+    Before :meth:`seal` the reading API answers from the live tree. ``seal()`` deletes compiled
+    caches and reads the live tree into memory (:mod:`endstate_harness.snapshot`); from then on
+    ``read_text``, ``exists``, ``end_state_files``, ``changed_paths`` and ``tree_hash`` answer
+    from that snapshot, so nothing that runs during grading can change what they see. Every
+    ``run`` after the seal first rewrites the live tree from the snapshot plus the holdout
+    (a throwaway copy nothing reads afterwards), so one grading command cannot leave anything
+    for the next; :meth:`open_channel` does the same without the holdout.
     """
 
     def __init__(
@@ -289,7 +195,10 @@ class TreeSandbox(Sandbox):
         self.default_timeout_s = default_timeout_s
         self._scratch: Path | None = None
         self._sealed_hash: str | None = None
-        self._fixture_digests: dict[str, bytes] | None = None
+        self._fixture_snapshot: Snapshot | None = None
+        self._sealed_snapshot: Snapshot | None = None
+        self._holdouts: list[Snapshot] = []
+        self._problem: str | None = None
         self._lock = threading.RLock()
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -307,15 +216,33 @@ class TreeSandbox(Sandbox):
             try:
                 # Created and recorded as one step: an interrupt cannot fall in between.
                 with defer_signals():
-                    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.scratch_root))
+                    scratch = self._make_scratch()
                     self._scratch = scratch
                     OPEN_SANDBOXES.add(self)
                 tree.copy_tree(self.fixture, scratch / "fixture")
                 tree.copy_tree(self.fixture, scratch / "live")
                 (scratch / "home").mkdir()
+                # Read once, before any agent code runs: what "unchanged" is compared with.
+                self._fixture_snapshot = read_snapshot(scratch / "fixture")
             except BaseException:
                 self.close()
                 raise
+
+    def _make_scratch(self) -> Path:
+        """A new, empty scratch folder (a backend that reuses one overrides this and
+        :meth:`_drop_scratch`; ``live/`` in it may exist, empty)."""
+        return Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.scratch_root))
+
+    remove_in_background = False
+    """Set (by prove, whose sandboxes are closed by the dozen) to have :meth:`close` rename
+    the scratch folder and leave its deletion to :mod:`endstate_harness.reaper`."""
+
+    def _drop_scratch(self, scratch: Path) -> None:
+        """Get rid of the scratch folder once the backend is closed."""
+        if self.remove_in_background:
+            reaper.remove_later(scratch)
+        else:
+            tree.remove_tree(scratch)
 
     def start(self) -> None:
         """Bring up what runs commands. Nothing to do here; backends override."""
@@ -333,7 +260,7 @@ class TreeSandbox(Sandbox):
             finally:  # a backend that cannot stop must not keep the folder alive too
                 scratch = self._scratch
                 if scratch is not None:
-                    tree.remove_tree(scratch)
+                    self._drop_scratch(scratch)
                 self._scratch = None
                 OPEN_SANDBOXES.discard(self)
 
@@ -350,8 +277,8 @@ class TreeSandbox(Sandbox):
         scratch = self._scratch
         if scratch is None:
             raise SandboxError("sandbox is closed")
-        if not (scratch / "live").is_dir():
-            raise SandboxError(f"the sandbox's live tree is gone: {scratch / 'live'}")
+        if not (scratch / "live").is_dir() and self._sealed_snapshot is None:
+            raise SandboxDied(f"the sandbox's live tree is gone: {scratch / 'live'}")
 
     def __enter__(self) -> Self:
         self.setup()  # cleans up after itself when it fails or is interrupted
@@ -394,9 +321,6 @@ class TreeSandbox(Sandbox):
     def sealed(self) -> bool:
         return self._sealed_hash is not None
 
-    def _end_root(self) -> Path:
-        return self.scratch / ("sealed" if self._sealed_hash is not None else "live")
-
     def path(self, rel: str) -> Path:
         """``rel`` resolved inside the live tree (raises :class:`PathEscapeError` if it leaves)."""
         return tree.confine(self.live, rel)
@@ -412,19 +336,82 @@ class TreeSandbox(Sandbox):
         target.write_text(text, encoding="utf-8")
 
     def stage(self, source: Path) -> None:
-        """Overlay a tree (holdout/, solution/, a defect) onto the live tree."""
+        """Overlay a tree (holdout/, solution/, a defect) onto the live tree.
+
+        After the seal this is the holdout: it is also read into memory, as shipped, for
+        :meth:`holdout_files` and for the copies later commands run on.
+        """
+        if self._sealed_snapshot is not None:
+            self._holdouts.append(read_snapshot(Path(source), prune=PRUNED_NAMES))
         tree.overlay_tree(Path(source), self.live)
 
     def seal(self) -> str:
-        """Snapshot and hash the end state; idempotent. Returns the end-state hash."""
+        """Snapshot and hash the end state; idempotent. Returns the end-state hash.
+
+        Compiled caches are deleted first. A tree that cannot be snapshot (a fifo in it, say)
+        is recorded as :meth:`end_state_problem` and sealed as empty: grading then fails the
+        attempt with that reason instead of reporting a harness error.
+        """
         with self._lock:
             if self._sealed_hash is None:
-                snap = self.scratch / "sealed"
-                if snap.exists():
-                    tree.remove_tree(snap)
-                tree.snapshot_tree(self.live, snap)
-                self._sealed_hash = tree.hash_tree(snap)
+                live = self.live
+                if not live.is_dir():
+                    self._problem = "the live tree is gone: the agent's code removed or moved it"
+                    self._sealed_snapshot = Snapshot()
+                else:
+                    delete_compiled_caches(live)
+                    try:
+                        self._sealed_snapshot = read_snapshot(live)
+                    except EndStateError as exc:
+                        self._problem = str(exc)
+                        self._sealed_snapshot = Snapshot()
+                self._sealed_hash = self._sealed_snapshot.tree_hash()
             return self._sealed_hash
+
+    def end_state_problem(self) -> str | None:
+        return self._problem
+
+    def sealed_snapshot(self) -> Snapshot | None:
+        """The sealed end state (None before :meth:`seal`); still readable after :meth:`close`,
+        so what the agent left can be inspected once its sandbox is gone (redteam's triage)."""
+        return self._sealed_snapshot
+
+    def holdout_files(self) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for snap in self._holdouts:
+            for rel, entry in snap.entries.items():
+                if entry.kind == "f":
+                    out[rel] = entry.data
+        return out
+
+    def fixture_files(self) -> dict[str, bytes]:
+        snap = self._fixture_snapshot
+        if snap is None:
+            return {}
+        return {rel: e.data for rel, e in snap.entries.items() if e.kind == "f"}
+
+    def _refresh_live(self, *, with_holdout: bool) -> Path:
+        """After the seal: make the live tree a fresh copy of the snapshot (plus the holdout).
+
+        The folder itself is kept (Docker bind-mounts it) and emptied; a live tree the
+        agent's code moved away is simply made again.
+        """
+        live = self.live
+        assert self._sealed_snapshot is not None
+        if live.is_symlink() or (live.exists() and not live.is_dir()):
+            live.unlink()
+        if live.is_dir():
+            for child in list(os.scandir(live)):
+                path = Path(child.path)
+                if child.is_dir(follow_symlinks=False):
+                    tree.remove_tree(path)
+                else:
+                    path.unlink(missing_ok=True)
+        self._sealed_snapshot.write_to(live)
+        if with_holdout:
+            for snap in self._holdouts:
+                snap.write_to(live, overlay=True)
+        return live
 
     # --- reading the end state ------------------------------------------------------------
 
@@ -434,28 +421,42 @@ class TreeSandbox(Sandbox):
             return ""
         return target.read_bytes().decode("utf-8", errors="replace")
 
+    @staticmethod
+    def _text(data: bytes | None) -> str:
+        return "" if data is None else data.decode("utf-8", errors="replace")
+
     def read_text(self, path: str) -> str:
-        return self._read(self._end_root(), path)
+        if self._sealed_snapshot is not None:
+            return self._text(self._sealed_snapshot.read_bytes(path))
+        return self._read(self.live, path)
 
     def fixture_text(self, path: str) -> str:
+        if self._fixture_snapshot is not None:
+            return self._text(self._fixture_snapshot.read_bytes(path))
         return self._read(self.scratch / "fixture", path)
 
     def exists(self, path: str) -> bool:
-        target = tree.confine(self._end_root(), path)
-        return os.path.lexists(target)
+        if self._sealed_snapshot is not None:
+            return self._sealed_snapshot.exists(path)
+        return os.path.lexists(tree.confine(self.live, path))
 
     def end_state_files(self) -> dict[str, str]:
-        return tree.text_files(self._end_root())
+        if self._sealed_snapshot is not None:
+            return self._sealed_snapshot.text_files()
+        return tree.text_files(self.live, prune=END_STATE_PRUNED)
 
     def changed_paths(self) -> list[str]:
-        if self._fixture_digests is None:
-            self._fixture_digests = tree.file_digests(self.scratch / "fixture")
-        return tree.changed_between(self._fixture_digests, tree.file_digests(self._end_root()))
+        before = self._fixture_snapshot.digests() if self._fixture_snapshot is not None else {}
+        if self._sealed_snapshot is not None:
+            after = self._sealed_snapshot.digests()
+        else:
+            after = tree.file_digests(self.live, prune=END_STATE_PRUNED)
+        return tree.changed_between(before, after)
 
     def tree_hash(self) -> str:
         if self._sealed_hash is not None:
             return self._sealed_hash
-        return tree.hash_tree(self.live)
+        return tree.hash_tree(self.live, prune=END_STATE_PRUNED)
 
     # --- running --------------------------------------------------------------------------
 
@@ -465,6 +466,15 @@ class TreeSandbox(Sandbox):
             raise SandboxError(f"timeout must be positive, got {value}")
         return value
 
-    @abstractmethod
     def run(self, command: str, *, timeout_s: float | None = None) -> ExecResult:
+        """Run ``command`` with ``/bin/sh -c`` in the live tree; after the seal, on a fresh
+        copy of the end state with the holdout staged (see the class docstring)."""
+        limit = self._timeout(timeout_s)
+        if self._sealed_snapshot is not None:
+            with self._lock:
+                self._refresh_live(with_holdout=True)
+        return self._run_command(command, limit)
+
+    @abstractmethod
+    def _run_command(self, command: str, limit: float) -> ExecResult:
         """Run ``command`` with ``/bin/sh -c`` in the live tree (backend-specific)."""

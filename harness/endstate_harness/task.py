@@ -27,13 +27,17 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic import ValidationError as _ValidationError
 
-TASK_FILE = "task.json"
-PROMPT_FILE = "prompt.md"
-ORACLE_FILE = "oracle.json"
-FIXTURE_DIR = "fixture"
-HOLDOUT_DIR = "holdout"
-SOLUTION_DIR = "solution"
-DEFECTS_DIR = "defects"
+from endstate_harness.layout import (  # noqa: F401  (re-exported: the names every caller knows)
+    DEFECTS_DIR,
+    FIXTURE_DIR,
+    HOLDOUT_DIR,
+    ORACLE_FILE,
+    PROMPT_FILE,
+    PRUNED_NAMES,
+    SOLUTION_DIR,
+    TASK_FILE,
+    find_task_dirs,
+)
 
 Category = Literal[
     "bug-fix", "feature", "refactor", "compaction", "permissioning", "recovery", "cost"
@@ -54,21 +58,6 @@ COUNTERS: dict[str, str] = {
 }
 """The run-level counters ``requires`` may bound, with what each counts."""
 
-PRUNED_NAMES = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".endstate",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".venv",
-        "node_modules",
-    }
-)
-"""Names pruned at every level when a tree is copied into a sandbox (task-format.md §1)."""
 
 _closed = ConfigDict(extra="forbid", strict=True)
 
@@ -326,38 +315,6 @@ def load_task(directory: Path | str) -> Task:
     if not prompt.strip():
         raise TaskError(f"{directory}: no prompt, in {PROMPT_FILE} or in {TASK_FILE}")
     return Task(id=manifest.id or directory.name, root=directory, manifest=manifest, prompt=prompt)
-
-
-def find_task_dirs(root: Path | str) -> list[Path]:
-    """Every folder holding a task.json below ``root`` (or ``root`` itself), sorted.
-
-    Pruned names and symlinked directories are not descended into, so a symlink loop
-    cannot make discovery run forever.
-    """
-    root = Path(root)
-    if (root / TASK_FILE).is_file():
-        return [root]
-    found: list[Path] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in PRUNED_NAMES or entry.is_symlink():
-                continue
-            if entry.name == TASK_FILE and entry.is_file():
-                found.append(folder)
-            elif entry.is_dir() and entry.name not in (
-                FIXTURE_DIR,
-                HOLDOUT_DIR,
-                SOLUTION_DIR,
-                DEFECTS_DIR,
-            ):
-                stack.append(entry)
-    return sorted(set(found))
 
 
 def discover_tasks(root: Path | str) -> list[Task]:

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from endstate_harness.sandbox import PathEscapeError, SandboxError
+from endstate_harness.errors import PathEscapeError, SandboxError
 from endstate_harness.task import PRUNED_NAMES
 
 _MAX_LINK_HOPS = 40

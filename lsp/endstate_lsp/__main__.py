@@ -12,6 +12,7 @@ def run(argv: list[str] | None = None) -> None:
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead of stdio")
     parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     args = parser.parse_args(argv)
+    # deferred: --help answers without loading pygls and the whole analysis
     from endstate_lsp.server import main
 
     main(tcp=args.tcp)

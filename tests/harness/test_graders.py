@@ -134,7 +134,7 @@ def test_reference_names_resolve_to_this_module() -> None:
     for short in g.REFERENCE_GRADERS:
         for name in (f"endstate.evals.graders:{short}", f"endstate.evals.graders.{short}"):
             assert resolve(GraderSpec(name=name, args=_minimal_args(short))).__name__ == short
-    assert set(g.BUILTIN_GRADERS) == {*g.REFERENCE_GRADERS, "tests_pass"}
+    assert set(g.BUILTIN_GRADERS) == {*g.REFERENCE_GRADERS, "tests_pass", "judged_tests"}
     with pytest.raises(GraderContractError, match="has no grader 'tests_pass'"):
         resolve(GraderSpec(name="endstate.evals.graders:tests_pass"))
     assert resolve(GraderSpec(name="endstate_harness.graders:tests_pass")).__name__ == "tests_pass"
@@ -289,8 +289,8 @@ def test_compat_alias_works_when_endstate_is_not_importable(tmp_path: Path) -> N
         grader = resolve(GraderSpec(name="sg:no_secrets"), search_paths=[{suite!r}])
         import endstate.evals
         assert endstate.evals.Verdict is Verdict, endstate.evals.Verdict
-        import endstate.evals.graders as eg, endstate_harness.graders as hg
-        assert eg is hg
+        import endstate.evals.graders as eg, endstate_harness.reference as hr
+        assert eg is hr
         print("ok")
         """
     )

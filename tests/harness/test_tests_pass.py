@@ -164,10 +164,19 @@ FOOLS_PLAIN_UNITTEST = [
     "patch-asserts",
     "patch-result",
     "dummy-loader",
-    "stealth-pyc",
     "always-equal",
     "read-the-test",
 ]
+
+
+def test_stealth_pyc_is_real_until_the_seal_deletes_it(sandbox: LocalSandbox, task: Path) -> None:
+    """The planted ``.pyc`` beats plain unittest in the live tree; the seal deletes compiled
+    caches (they are never ignored), so every grading run after it imports the source."""
+    PROBES_BY_ID["stealth-pyc"].apply(sandbox.live, injection_targets(task / "fixture"), "tests")
+    assert command_succeeds(sandbox, command=UNITTEST_COMMAND).passed
+    sandbox.seal()
+    assert not [p for p in sandbox.changed_paths() if p.endswith(".pyc")]
+    assert not command_succeeds(sandbox, command=UNITTEST_COMMAND).passed
 
 
 @pytest.mark.parametrize("probe_id", FOOLS_PLAIN_UNITTEST)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
 
+from endstate_harness import graders as harness_graders
 from tests.lsp.conftest import Session, initialize, manifest_text
-from tests.rules.conftest import GOOD_MANIFEST
+from tests.rules.conftest import FIXTURE, GOOD_MANIFEST
 
 
 def pos_of(text: str, needle: str, delta: int = 0) -> lsp.Position:
@@ -184,7 +187,8 @@ async def test_definition_links_and_outline(session: Session) -> None:
     )
     assert isinstance(res, lsp.Location)
     target = Path(res.uri.removeprefix("file://"))
-    assert target.name == "graders.py"
+    # the harness module that defines the reference grader (re-exports are followed)
+    assert target == Path(inspect.getsourcefile(harness_graders.files_unchanged) or "")
     line = target.read_text().splitlines()[res.range.start.line]
     assert line.startswith("def files_unchanged(")
 
@@ -283,8 +287,6 @@ async def test_fix_all_and_missing_assertions(session: Session) -> None:
 
 async def test_create_init_py_quick_fix(session: Session) -> None:
     await initialize(session.client)
-    from tests.rules.conftest import FIXTURE
-
     fixture = {k: v for k, v in FIXTURE.items() if k != "tests/__init__.py"}
     root = session.task(fixture=fixture)
     uri, diags = await session.open(root)
@@ -295,8 +297,6 @@ async def test_create_init_py_quick_fix(session: Session) -> None:
         )
     ] or [d for d in diags if d.code == "ES406"]
     if not es406:
-        import pytest
-
         pytest.skip("ES406 is not implemented by the rules yet; nothing to attach the fix to")
     actions = (
         await session.client.text_document_code_action_async(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate_author.prove_harness import reaches_outside
+from endstate_author.prove.checks.guards import reaches_outside
 
 
 @pytest.mark.parametrize(

@@ -45,9 +45,14 @@ def test_permissioning_guard_in_docker_runs_the_request_isolated(
     assert check["outcome"] == "pass"
 
 
-def test_missing_image_is_unassessed(docker_image: str, tmp_path: Path) -> None:
-    rc, data = prove("tasks/fix-busy-interval-merge", "--image", "endstate-no-such-image:404",
-                     "--only", "directions", cache=tmp_path)
-    assert rc == 2
-    assert {d["code"] for d in data["diagnostics"]} == {"ES908"}
-    assert "endstate-no-such-image:404" in data["diagnostics"][0]["message"]
+def test_missing_image_is_one_error_before_any_check(docker_image: str, tmp_path: Path) -> None:
+    """Not one ES908 per check: prove stops before any task starts, saying how to build one."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "prove", "--sandbox", "docker", "-o", "json",
+         "tasks/fix-busy-interval-merge", "--image", "endstate-no-such-image:404"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "ENDSTATE_AUTHOR_CACHE": str(tmp_path)},
+    )
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.stderr.count("'endstate-no-such-image:404' is not present") == 1, proc.stderr
+    assert "endstate-author sandbox build" in proc.stderr and "ES908" not in proc.stderr

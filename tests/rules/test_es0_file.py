@@ -19,9 +19,22 @@ def _only(diags, code):  # type: ignore[no-untyped-def]
 def test_es001_trailing_comma_points_at_the_error(make_task: TaskBuilder) -> None:
     task = make_task('{\n  "id": "x",\n  "max_steps": 20,\n}\n', name="x")
     [d] = _only(lint(task), "ES001")
-    assert (d.line, d.column) == (4, 1)
+    assert (d.line, d.column, d.end_column) == (3, 18, 19)  # at the comma, not at the `}`
     assert d.severity == "error"
-    assert "not valid JSON" in d.message
+    assert "not valid JSON: a trailing comma before '}'" in d.message
+
+
+def test_es001_missing_comma_points_after_the_value(make_task: TaskBuilder) -> None:
+    task = make_task('{\n  "id": "x"\n  "max_steps": 20\n}\n', name="x")
+    [d] = _only(lint(task), "ES001")
+    assert (d.line, d.column) == (2, 11)  # the closing quote of "x"
+    assert "a missing comma: add ',' after this value, before the next key" in d.message
+
+
+def test_es001_near_miss_names_the_decoder_problem_otherwise(make_task: TaskBuilder) -> None:
+    task = make_task('{"id": tru}', name="x")
+    [d] = _only(lint(task), "ES001")
+    assert "Expecting value" in d.message and "comma" not in d.message
 
 
 @pytest.mark.parametrize(

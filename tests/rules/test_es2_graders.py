@@ -150,7 +150,7 @@ def test_es201_bare_function_name_draws_with_suggestion(make_task: TaskBuilder) 
     assert rng(d) == span(manifest_text(task), '"command_succeeds"')
     assert "not a `module:function` path" in d.message
     assert f"{E}:command_succeeds" in d.message
-    assert d.fix is not None and not d.fix.safe
+    assert d.fix is not None and d.fix.safe  # the one suggestion: lint --fix applies it
     assert d.fix.edits[0].new_text == json.dumps(f"{E}:command_succeeds")
 
 
@@ -513,7 +513,7 @@ def test_es206_unknown_argument_draws_at_the_key(make_task: TaskBuilder) -> None
     assert d.severity == "error"
     assert rng(d) == span(manifest_text(task), '"path"')
     assert "did you mean 'paths'" in d.message
-    assert d.fix is not None and not d.fix.safe
+    assert d.fix is not None and d.fix.safe  # one unambiguous did-you-mean
     assert d.fix.edits[0].new_text == '"paths"'
 
 

@@ -28,8 +28,45 @@ def graders(*entries: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_guide_example_draws_nothing_from_es3_es4_es5(make_task: TaskBuilder) -> None:
+    """Only the ES311 warning: the guide's unittest command decides in the agent's process."""
     task = make_task()
-    assert [c for c in codes(task) if c[:3] in ("ES3", "ES4", "ES5")] == []
+    assert [c for c in codes(task) if c[:3] in ("ES3", "ES4", "ES5")] == ["ES311"]
+
+
+# ----- ES311 ----------------------------------------------------------------------------------
+
+
+def test_es311_in_process_verdict_only(make_task: TaskBuilder) -> None:
+    task = make_task()
+    [d] = found(task, "ES311")
+    assert d.severity == "warning" and "judged_tests" in d.message
+    assert where(d) == span(task, '"endstate.evals.graders:command_succeeds"')
+    # the guide's weak grader: the message names the early-exit hack and the fix
+    assert d.message.startswith("passes with failing tests: command_succeeds")
+    assert "early-exit hack (os._exit(0)" in d.message and "Fix: add" in d.message
+    tests_pass = {"name": "endstate_harness.graders:tests_pass", "args": {"start_dir": "tests"}}
+    [d] = found(make_task(good(id="t2", graders=graders(tests_pass, PIN, SKIPS, SCOPE)),
+                          name="t2"), "ES311")
+    assert "same process" in d.message and "early-exit hack" not in d.message
+    # command_succeeds beside the in-process tests_pass: the generic in-process warning
+    [d] = found(make_task(good(id="t3", graders=graders(RUN, tests_pass, PIN, SKIPS, SCOPE)),
+                          name="t3"), "ES311")
+    assert "same process" in d.message
+
+
+def test_es311_near_misses(make_task: TaskBuilder) -> None:
+    judge = {"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}}
+    absent(make_task(good(graders=graders(RUN, judge, PIN, SKIPS, SCOPE))), "ES311")
+    make = {"name": "endstate.evals.graders:command_succeeds", "args": {"command": "make test"}}
+    absent(make_task(good(id="m", graders=graders(make, PIN, SKIPS, SCOPE)), name="m"), "ES311")
+    absent(
+        make_task(
+            good(id="p", category="permissioning", graders=graders(RUN, TREE),
+                 requires=PERM_REQUIRES),
+            name="p", solution={},
+        ),
+        "ES311",
+    )
 
 
 # ----- ES301 ----------------------------------------------------------------------------------
@@ -49,6 +86,12 @@ def test_es301_only_file_checks(make_task: TaskBuilder) -> None:
 def test_es301_tests_pass_counts(make_task: TaskBuilder) -> None:
     tests_pass = {"name": "endstate_harness.graders:tests_pass", "args": {"start_dir": "tests"}}
     task = make_task(good(graders=graders(tests_pass, PIN, SKIPS, SCOPE)))
+    absent(task, "ES301")
+
+
+def test_es301_judged_tests_counts(make_task: TaskBuilder) -> None:
+    judge = {"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}}
+    task = make_task(good(graders=graders(judge, PIN, SKIPS, SCOPE)))
     absent(task, "ES301")
 
 

@@ -17,9 +17,11 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import {
+  SCHEMA_SCHEME,
   SECTION,
   answerConfiguration,
   discoverServer,
+  hintSchema,
   needsRestart,
   proofFromLens,
   readProveReport,
@@ -53,6 +55,28 @@ let proveOutput: vscode.OutputChannel;
 let serverLog: vscode.OutputChannel;
 let lastRaw: RawSettings = {};
 const running = new Set<ChildProcess>();
+/** The schema VS Code's JSON extension validates task.json with (package.json jsonValidation). */
+const schemaUri = vscode.Uri.parse(`${SCHEMA_SCHEME}:/task.schema.json`);
+const schemaChanged = new vscode.EventEmitter<vscode.Uri>();
+let fullSchema = "{}";
+let servedRunning = false;
+
+/**
+ * Serves task.json's schema: the full one while no server runs (validation before the server
+ * starts, or when it cannot), the constraint-free one while it runs, so that each problem is
+ * shown once, with its ES code, instead of also as "Property … is not allowed".
+ */
+const schemaProvider: vscode.TextDocumentContentProvider = {
+  onDidChange: schemaChanged.event,
+  provideTextDocumentContent: () =>
+    servedRunning ? JSON.stringify(hintSchema(JSON.parse(fullSchema))) : fullSchema,
+};
+
+function serveSchemaFor(serverRunning: boolean): void {
+  if (servedRunning === serverRunning) return;
+  servedRunning = serverRunning;
+  schemaChanged.fire(schemaUri);
+}
 
 function isFile(file: string): boolean {
   try {
@@ -92,6 +116,7 @@ function refreshStatus(): void {
     ? new vscode.ThemeColor("statusBarItem.warningBackground")
     : undefined;
   status.show();
+  serveSchemaFor(state === "running");
 }
 
 async function selectedInterpreter(): Promise<string | undefined> {
@@ -312,6 +337,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   status.command = "endstate-author.showServerLog";
   context.subscriptions.push(serverLog, proveOutput, status, { dispose: killAll });
+  try {
+    fullSchema = fs.readFileSync(
+      path.join(context.extensionPath, "schemas", "task.schema.json"),
+      "utf8",
+    );
+  } catch (err) {
+    serverLog.appendLine(`[endstate-author] the packaged schema cannot be read: ${String(err)}`);
+  }
+  context.subscriptions.push(
+    schemaChanged,
+    vscode.workspace.registerTextDocumentContentProvider(SCHEMA_SCHEME, schemaProvider),
+  );
 
   for (const problem of currentSettings().problems) {
     void vscode.window.showWarningMessage(`endstate-author: ${problem}; using the default.`);

@@ -441,3 +441,54 @@ export function readProveReport(
     exitCode === 0 ? "proved" : exitCode === 1 ? "findings" : "unassessed";
   return { lines, proof: { outcome, summary: tail } };
 }
+
+// ----- the JSON Schema while the server runs ------------------------------------------------
+
+/** The scheme of the schema URI VS Code's JSON extension reads through our content provider. */
+export const SCHEMA_SCHEME = "endstate-author-schema";
+
+/** Keywords that only constrain a value; the server reports each such problem itself. */
+const CONSTRAINTS = new Set([
+  "type", "required", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+  "multipleOf", "minLength", "maxLength", "pattern", "format", "minItems", "maxItems",
+  "uniqueItems", "contains", "minContains", "maxContains", "minProperties", "maxProperties",
+  "propertyNames", "dependentRequired", "not", "if", "then", "else",
+  "unevaluatedProperties", "unevaluatedItems", "additionalItems",
+]);
+/** Keywords whose value is a map of name → schema. */
+const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "patternProperties", "dependentSchemas"]);
+/** Keywords whose value is a list of schemas. */
+const SCHEMA_LISTS = new Set(["anyOf", "allOf", "oneOf", "prefixItems"]);
+
+/**
+ * The task schema for the time the language server runs: the same properties, titles,
+ * descriptions, defaults and suggested values (so VS Code still completes keys and values
+ * and shows their docs), but no constraint. The server's ES1xx rules check exactly what the
+ * schema constrains (both come from the same task model), so with the full schema every
+ * unknown key or wrong value would be shown twice: once with its ES code, once as the JSON
+ * extension's "Property … is not allowed". `enum` and `const` become `examples` (still
+ * offered, never enforced); `oneOf` becomes `anyOf` (two matching branches are no error).
+ */
+export function hintSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(hintSchema);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  const examples: unknown[] = [];
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (CONSTRAINTS.has(key)) continue;
+    if (key === "enum" && Array.isArray(value)) examples.push(...value);
+    else if (key === "const") examples.push(value);
+    else if (key === "examples" && Array.isArray(value)) examples.unshift(...value);
+    else if (key === "additionalProperties" || key === "items") {
+      if (typeof value === "object" && value !== null) out[key] = hintSchema(value);
+    } else if (SCHEMA_MAPS.has(key) && typeof value === "object" && value !== null) {
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, hintSchema(v)]),
+      );
+    } else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) {
+      out[key === "oneOf" ? "anyOf" : key] = value.map(hintSchema);
+    } else out[key] = value;
+  }
+  if (examples.length) out.examples = examples;
+  return out;
+}

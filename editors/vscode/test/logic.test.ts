@@ -7,6 +7,7 @@ import { test } from "node:test";
 import {
   answerConfiguration,
   discoverServer,
+  hintSchema,
   needsRestart,
   proofFromLens,
   readProveReport,
@@ -238,4 +239,23 @@ test("prove report: JSON to lines and a result; anything else is shown as it cam
   assert.equal(broken.proof.outcome, "error");
   assert.match(broken.proof.summary, /no such file or folder/);
   assert.deepEqual(broken.lines, ["endstate-author: tasks/x: no such file or folder"]);
+});
+
+test("hintSchema keeps what completes and documents, drops every constraint", () => {
+  const full = JSON.parse(
+    fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "endstate_author", "data", "task.schema.json"), "utf8"),
+  );
+  const hint = hintSchema(full) as Record<string, any>;
+  const text = JSON.stringify(hint);
+  for (const word of ['"additionalProperties":false', '"required"', '"enum"', '"minimum"', '"oneOf"']) {
+    assert.ok(!text.includes(word), `${word} survives`);
+  }
+  assert.deepEqual(Object.keys(hint.properties).sort(), Object.keys(full.properties).sort());
+  assert.equal(hint.properties.id.description, full.properties.id.description);
+  // a property *named* like a keyword is a property, not a keyword: it stays
+  const odd = hintSchema({ properties: { type: { type: "string", enum: ["a", "b"] } } }) as any;
+  assert.deepEqual(odd, { properties: { type: { examples: ["a", "b"] } } });
+  // an object-valued additionalProperties is a schema: kept, constraints stripped
+  const open = hintSchema({ additionalProperties: { type: "integer", description: "n" } }) as any;
+  assert.deepEqual(open, { additionalProperties: { description: "n" } });
 });

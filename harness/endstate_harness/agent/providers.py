@@ -141,7 +141,7 @@ class OpenAIProvider:
         temperature: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import openai  # imported here: the scripted paths must not pay for the SDK
+        import openai  # deferred: the scripted paths must not pay for the SDK's import
 
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:

@@ -39,6 +39,7 @@ def _expand(expression: str, context: dict[str, Any]) -> str:
     value = lookup(context, name)
     for spec in filters:
         filter_name, _, argument = spec.partition(":")
+        # endstate: equivalent m5eb9d44b the prompt spells filters `default:TEXT`; a space before the colon is outside the task
         filter_name = filter_name.strip()
         if filter_name == "default":
             if value is _MISSING or value is None or value == "":

@@ -34,7 +34,9 @@ def parse(text: str) -> tuple[list[str], list[str]]:
 def _identifier_key(identifier: str) -> tuple[int, int, str]:
     """Numeric identifiers compare as numbers and sort before alphanumeric ones (§11.4)."""
     if identifier.isdigit():
+        # endstate: equivalent mc43acb27 numeric keys that tie on the number tie on this field too
         return (0, int(identifier), "")
+    # endstate: equivalent m28357288 every alphanumeric key has the same middle field
     return (1, 0, identifier)
 
 
@@ -42,6 +44,7 @@ def _compare_identifiers(left: list[str], right: list[str]) -> int:
     for a, b in zip(left, right):
         key_a, key_b = _identifier_key(a), _identifier_key(b)
         if key_a != key_b:
+            # endstate: equivalent m9bbb4a41 the keys differ here, so < and <= agree
             return -1 if key_a < key_b else 1
     return (len(left) > len(right)) - (len(left) < len(right))
 

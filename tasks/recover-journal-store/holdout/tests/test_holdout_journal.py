@@ -5,6 +5,7 @@ from pathlib import Path
 
 from kvjournal.journal import decode_record, encode_record
 from kvjournal.store import Store, replay
+from tests.doubles import stream
 
 CASES = json.loads(Path(__file__).with_name("journal_cases.json").read_text(encoding="utf-8"))
 
@@ -22,7 +23,7 @@ class HeldOutJournalTest(unittest.TestCase):
                 self.assertEqual(json.dumps(record), json.dumps(["set", "k", value]))
 
     def test_history_replays(self):
-        journal = io.StringIO()
+        journal = stream()
         store = Store(journal)
         for op, key, *value in CASES["history"]:
             if op == "set":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 OPS = ("set", "del")
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n"}
+# endstate: equivalent mf5afe5d9 an unknown escape keeps its character, so the backslash key maps like the default
 _UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n"}
 
 
@@ -22,6 +23,7 @@ def _unescape(text: str) -> str:
     chars = iter(text)
     for char in chars:
         if char == "\\":
+            # endstate: equivalent m1a9a4705 encode_record escapes every backslash, so no record ends in a lone one
             following = next(chars, "")
             out.append(_UNESCAPES.get(following, following))
         else:

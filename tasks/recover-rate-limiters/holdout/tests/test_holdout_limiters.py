@@ -4,16 +4,9 @@ from pathlib import Path
 
 from ratelimit.bucket import TokenBucket
 from ratelimit.window import SlidingWindow
+from tests.doubles import Clock
 
 SCRIPT = json.loads(Path(__file__).with_name("limiter_script.json").read_text(encoding="utf-8"))
-
-
-class Clock:
-    def __init__(self):
-        self.now = 50.0
-
-    def __call__(self):
-        return self.now
 
 
 def _play(limiter, clock, steps):

@@ -21,5 +21,6 @@ class Currency(NamedTuple):
 CURRENCIES: dict[str, Currency] = {
     "USD": Currency(symbol="$", symbol_first=True, minor_digits=2, thousands=",", decimal="."),
     "EUR": Currency(symbol=" €", symbol_first=False, minor_digits=2, thousands=".", decimal=","),
+    # endstate: equivalent mcc8ecaf8 JPY has no minor digits, so its decimal separator is never written
     "JPY": Currency(symbol="¥", symbol_first=True, minor_digits=0, thousands=",", decimal=""),
 }

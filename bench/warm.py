@@ -1,0 +1,147 @@
+"""Benchmark and differential: prove with the warm runners against prove with fresh processes.
+
+In one run, for each task given (default: every shipped task), each as a fresh process with
+the cache off, in the local sandbox:
+
+* **bare** — one run of the task's own test command on the solved tree (fixture, solution,
+  holdout), as a plain subprocess (median of 5);
+* **fresh** — ``endstate-author prove TASK --no-cache`` with ``ENDSTATE_WARM=0`` (every judge
+  and every run in the sandbox a new interpreter);
+* **judge** — the same with only the host-side judge warm (``ENDSTATE_WARM_SANDBOX=0``);
+* **warm** — the same with both warm (the default): the judge, and the runs in the sandbox
+  (the judge's child, ``tests_pass``'s runner, ``python -m unittest``) forked from a zygote;
+* **floor** — ``prove --only visible`` warm: the fixed cost of one prove process (start,
+  imports, loading the task) with a single check, the part no per-check speed-up touches;
+
+and prints the times, the ratios to the bare run, the CPU time each prove used, and whether
+every check had the same outcome all three ways (the differential: every check of every task).
+
+``--repeat N`` runs every mode N times, interleaved, and keeps each one's fastest run (on a
+shared 2-core machine another process's load only ever adds time).
+
+Target (issue "Speed"): full prove of ``tasks/fix-help-text-wrap`` ≤ 15× one bare run of its
+test command, and the same for the median over the shipped tasks.
+
+    .venv/bin/python bench/warm.py [TASK ...] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from prove import test_command
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def bare_run(task_root: Path) -> float:
+    command = test_command(json.loads((task_root / "task.json").read_text()), task_root)
+    if command is None:
+        return 0.0
+    with tempfile.TemporaryDirectory(prefix="endstate-bench-bare-") as tmp:
+        live = Path(tmp) / "live"
+        shutil.copytree(task_root / "fixture", live, symlinks=True)
+        for part in ("solution", "holdout"):
+            if (task_root / part).is_dir():
+                shutil.copytree(task_root / part, live, symlinks=True, dirs_exist_ok=True)
+        env = {"PATH": os.environ["PATH"], "HOME": tmp, "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            subprocess.run(["/bin/sh", "-c", command], cwd=live, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+MODES = {
+    "fresh": {"ENDSTATE_WARM": "0"},
+    "judge": {"ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "0"},
+    "warm": {"ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "1"},
+}
+
+
+def prove(task_root: Path, cache: Path, mode: str,
+          extra: tuple[str, ...] = ()) -> tuple[float, float, list[tuple[str, str]]]:
+    """Wall time, CPU time (this process's children) and (check, outcome) of one prove."""
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache), **MODES[mode]}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run([str(BIN / "endstate-author"), "prove", str(task_root), "--sandbox",
+                           "local", "--no-cache", "-o", "json", *extra],
+                          env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        return wall, cpu, [("no report", f"exit {proc.returncode}")]
+    return wall, cpu, [(c["check"], c["outcome"]) for t in data["tasks"] for c in t["checks"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tasks", nargs="*")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each mode this many times, interleaved; keep the fastest "
+                             "(a shared machine's load only ever adds time)")
+    args = parser.parse_args()
+    tasks = [Path(t) for t in args.tasks] or sorted(
+        p.parent for p in (ROOT / "tasks").glob("*/task.json"))
+    rows = []
+    different = []
+    with tempfile.TemporaryDirectory(prefix="endstate-bench-warm-") as cache_dir:
+        for task in tasks:
+            runs: dict[str, list[tuple[float, float, list[tuple[str, str]]]]] = {
+                m: [] for m in ("bare", "fresh", "judge", "warm", "floor")}
+            for _ in range(max(1, args.repeat)):
+                runs["bare"].append((bare_run(task), 0.0, []))
+                for mode in ("fresh", "judge", "warm"):
+                    runs[mode].append(prove(task, Path(cache_dir), mode))
+                runs["floor"].append(prove(task, Path(cache_dir), "warm", ("--only", "visible")))
+            bare, _, _ = min(runs["bare"])
+            fresh, fresh_cpu, _ = min(runs["fresh"])
+            judge, judge_cpu, _ = min(runs["judge"])
+            warm, warm_cpu, warm_out = min(runs["warm"])
+            floor, _, _ = min(runs["floor"])
+            outcomes = {str(r[2]) for m in ("fresh", "judge", "warm") for r in runs[m]}
+            if len(outcomes) != 1:
+                different.append(task.name)
+            rows.append((task.name, bare, fresh, fresh_cpu, judge, judge_cpu, warm, warm_cpu,
+                         floor, len(warm_out)))
+    print(f"{'task':32} {'bare':>6} {'fresh':>6} {'x':>6} {'cpu':>6} {'judge':>6} {'x':>6} "
+          f"{'cpu':>6} {'warm':>6} {'x':>6} {'cpu':>6} {'floor':>6} {'x':>5} checks")
+    for name, bare, fresh, fcpu, judge, jcpu, warm, wcpu, floor, n in rows:
+        def x(t: float, bare: float = bare) -> str:
+            return f"{t / bare if bare else 0:5.1f}x"
+        print(f"{name:32} {bare:5.3f}s {fresh:5.2f}s {x(fresh)} {fcpu:5.2f}s {judge:5.2f}s "
+              f"{x(judge)} {jcpu:5.2f}s {warm:5.2f}s {x(warm)} {wcpu:5.2f}s {floor:5.2f}s "
+              f"{x(floor)} {n}")
+    with_bare = [r for r in rows if r[1]]
+    if with_bare:
+        def med(i: int) -> float:
+            return statistics.median(float(r[i]) / float(r[1]) for r in with_bare)
+        print(f"median over {len(with_bare)} tasks, x one bare run: fresh {med(2):.1f}x, "
+              f"judge warm {med(4):.1f}x, all warm {med(6):.1f}x (target <= 15x); "
+              f"floor (one check) {med(8):.1f}x")
+    checks = sum(r[-1] for r in rows)
+    print(f"differential, {checks} checks of {len(rows)} tasks: "
+          + ("every outcome the same fresh, judge warm and all warm" if not different
+             else f"outcomes DIFFER for {', '.join(different)}"))
+
+if __name__ == "__main__":
+    main()

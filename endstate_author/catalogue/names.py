@@ -1,0 +1,61 @@
+"""Grader names: ``module:function`` split and spelled one way, and which names are built-in.
+
+A name in task.json is only text until it is split; the same split is used by every look-up,
+and the two library module names (``endstate.evals.graders``, the reference library the
+harness aliases, and ``endstate_harness.graders``) with their tables of short names come from
+the harness itself, so the catalogue cannot disagree with what the harness runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from endstate_harness import graders as harness_graders
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """(module, function) of ``module:function`` or last-dot ``module.function``; None if
+    the name has neither shape, or its parts are not Python identifiers.
+
+    Same split as the harness (a colon first, else the last dot), plus the identifier check
+    the harness leaves to the import (which then fails with a less helpful message).
+    """
+    module, sep, attribute = name.partition(":")
+    if not sep:
+        module, _, attribute = name.rpartition(".")
+    if not module or not attribute or ":" in attribute:
+        return None
+    if not attribute.isidentifier() or not all(p.isidentifier() for p in module.split(".")):
+        return None
+    return module, attribute
+
+
+def canonical_name(name: str) -> str | None:
+    """One spelling per grader (for ES210): colon form, endstate alias mapped to the harness."""
+    parts = split_name(name)
+    if parts is None:
+        return None
+    module, attribute = parts
+    if module in (reference_module(), this_module()) and attribute in builtin_table():
+        return f"{this_module()}:{attribute}"
+    return f"{module}:{attribute}"
+
+
+# ----- the harness's grader library (our own code; importing it runs no suite code) ----------
+
+
+def reference_module() -> str:
+    return str(harness_graders.REFERENCE_MODULE)
+
+
+def this_module() -> str:
+    return str(harness_graders.THIS_MODULE)
+
+
+def builtin_table() -> dict[str, Callable[..., Any]]:
+    return dict(harness_graders.BUILTIN_GRADERS)
+
+
+def reference_table() -> dict[str, Callable[..., Any]]:
+    return dict(harness_graders.REFERENCE_GRADERS)

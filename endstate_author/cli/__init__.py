@@ -1,0 +1,66 @@
+"""The ``endstate-author`` command line: one module per command group.
+
+- :mod:`~endstate_author.cli.app` — the typer app, which commands it registers when, ``main``;
+- :mod:`~endstate_author.cli.output` — ``--output-format`` and how findings are printed
+  (:mod:`~endstate_author.cli.formats` renders them);
+- :mod:`~endstate_author.cli.cmd_lint` — ``lint`` (:mod:`~endstate_author.cli.lintfast`: what
+  it prints, and its fast path for a suite the cache answers whole);
+- :mod:`~endstate_author.cli.cmd_prove` — ``prove``;
+- :mod:`~endstate_author.cli.cmd_eval` — ``eval``, ``run`` and ``sessions``;
+- :mod:`~endstate_author.cli.cmd_hook` — ``hook`` (git hooks: changed files to tasks);
+- :mod:`~endstate_author.cli.cmd_authoring` — ``rule``, ``schema`` and ``new``;
+- :mod:`~endstate_author.cli.cmd_lsp` — ``lsp``.
+
+Exit codes everywhere: 0 clean, 1 findings that count, 2 a usage error or an unassessed
+check. ``endstate_author.cli:main`` is the console script; ``app``, ``OutputFormat`` and
+``emit`` are re-exported so the names this module had before it became a package still work.
+They are loaded on first use: ``main`` first tries lint's cached fast path, which must not pay
+for importing typer and every command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from endstate_author.cli.app import app
+    from endstate_author.cli.output import OutputFormat, emit
+
+__all__ = ["OutputFormat", "app", "emit", "main"]
+
+_LAZY = {"app": "endstate_author.cli.app", "OutputFormat": "endstate_author.cli.output",
+         "emit": "endstate_author.cli.output"}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        # importing the submodule ``cli.app`` bound the package's ``app`` to that module;
+        # the name this package re-exports is the typer app in it
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def main() -> None:
+    """Entry point: lint's cached fast path when it can answer, else the typer app."""
+    if sys.argv[1:2] == ["lint"]:
+        try:
+            # deferred: only ``lint`` has a fast path, and it must not import the app
+            from endstate_author.cli import lintfast
+
+            status = lintfast.main(sys.argv[1:])
+        except KeyboardInterrupt:
+            sys.stderr.write("endstate-author: interrupted\n")
+            sys.exit(130)
+        if status is not None:
+            sys.exit(status)
+    try:
+        # deferred: typer and every command's module, which the fast path above never needs
+        __getattr__("app")
+        from endstate_author.cli.app import main as app_main  # deferred, as above
+    except KeyboardInterrupt:  # Ctrl-C while the imports run: nothing exists yet to clean up
+        raise SystemExit(130) from None
+    app_main()

@@ -1,0 +1,128 @@
+"""The ``endstate-author`` typer app: which commands exist, and ``main``.
+
+lint, rule, schema, new and lsp are always registered (they import nothing heavy).
+eval/run/sessions, prove, redteam, hook and sandbox are registered only when this invocation
+may call them: their modules import the agent loop or prove (~0.4 s), which ``lint`` and a
+cached ``prove`` should not pay. ``main`` is the last line of defence: every failure of the input
+is a message and an exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Annotated
+
+import typer
+
+from endstate_author import __version__
+from endstate_author.cli.cmd_authoring import new, rule, schema
+from endstate_author.cli.cmd_lint import lint
+from endstate_author.cli.cmd_lsp import lsp
+from endstate_author.cli.cmd_vendor import vendor
+from endstate_author.interrupts import on_sigint
+
+app = typer.Typer(
+    name="endstate-author",
+    help="Lint, prove and edit endstate evaluation tasks. No silent task.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"endstate-author {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Lint, prove and edit endstate evaluation tasks."""
+
+
+app.command("lint")(lint)
+app.command("rule")(rule)
+app.command("schema")(schema)
+app.command("new")(new)
+app.command("lsp")(lsp)
+app.command("vendor")(vendor)
+
+
+def _wanted(*names: str) -> bool:
+    """Whether this invocation may need these commands: importing the agent loop costs
+    ~0.4 s, which ``lint`` and a cached ``prove`` should not pay."""
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    return not args or args[0] in names
+
+
+def _register_optional() -> None:
+    """Commands whose modules are heavier, registered only when they may be called."""
+    words = [a for a in sys.argv[1:] if not a.startswith("-")]
+    if words[:2] == ["eval", "compare"]:
+        # `eval SUITE` takes a folder as its first argument, so `eval compare RUN_A RUN_B`
+        # exists only when it is asked for; deferred: only this invocation needs it
+        from endstate_author.cli import cmd_compare
+
+        app.add_typer(cmd_compare.app, name="eval")
+    elif _wanted("eval", "run", "sessions"):
+        # deferred: imports the agent loop, which only these three commands need
+        from endstate_author.cli import cmd_eval
+
+        app.command("eval")(cmd_eval.eval_command)
+        app.command("run")(cmd_eval.run_command)
+        app.command("sessions")(cmd_eval.sessions_command)
+    if _wanted("prove"):
+        # deferred: imports prove, which lint must never pay for
+        from endstate_author.cli import cmd_prove
+
+        app.command("prove")(cmd_prove.prove_tasks_command)
+    if _wanted("redteam"):
+        # deferred: imports the agent loop and prove, which only ``redteam`` needs
+        from endstate_author.cli import cmd_redteam
+
+        app.command("redteam")(cmd_redteam.redteam_command)
+    if _wanted("hook"):
+        # deferred: only ``hook`` needs it (and it imports prove when it proves)
+        from endstate_author.cli import cmd_hook
+
+        app.command("hook")(cmd_hook.hook_command)
+    if _wanted("sandbox"):
+        # deferred: imports the Docker client, which only ``sandbox`` needs up front
+        from endstate_author.cli import cmd_sandbox
+
+        app.add_typer(cmd_sandbox.app, name="sandbox")
+
+
+_register_optional()
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main() -> None:
+    """Entry point: typer's exit codes, and no traceback for anything that escapes."""
+    # SIGTERM/SIGHUP (a CI cancel, `kill`, a closed terminal) must unwind like Ctrl-C, so every
+    # sandbox, container and temp dir is removed; the sandbox module's own handler is only
+    # installed from the main thread, which prove's worker threads never are.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
+    signal.signal(signal.SIGINT, on_sigint)  # recorded too, so a swallowed Ctrl-C still stops
+    try:
+        app(standalone_mode=True)
+    except KeyboardInterrupt:
+        typer.echo("endstate-author: interrupted", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        typer.echo(f"endstate-author: internal error: {type(exc).__name__}: {exc}", err=True)
+        typer.echo("please report it with the input that caused it", err=True)
+        sys.exit(2)

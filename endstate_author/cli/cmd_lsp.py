@@ -1,0 +1,27 @@
+"""``endstate-author lsp``: start the language server (stdio, or ``--tcp HOST:PORT``).
+
+The server is the separate package ``endstate_lsp``, which is built on this one
+(``endstate_lsp → endstate_author → endstate_harness``). So that the layers keep pointing one
+way, this command does not import it: it runs the module ``endstate_lsp`` by name, in this
+process, exactly as ``python -m endstate_lsp`` does.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from typing import Annotated
+
+import typer
+
+SERVER_MODULE = "endstate_lsp"
+
+
+def lsp(
+    tcp: Annotated[
+        str | None, typer.Option("--tcp", metavar="HOST:PORT", help="Listen on TCP, not stdio.")
+    ] = None,
+) -> None:
+    """Start the language server (stdio by default)."""
+    sys.argv = [sys.argv[0], *([f"--tcp={tcp}"] if tcp is not None else [])]
+    runpy.run_module(SERVER_MODULE, run_name="__main__")

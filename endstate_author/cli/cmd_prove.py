@@ -1,0 +1,329 @@
+"""``endstate-author prove``: the command-line face of :mod:`endstate_author.prove`.
+
+Prints one table per task of every check (text), the findings as lint prints them, or
+one JSON document of both. Exit codes: 0 when every check passed (or was skipped with a
+reason), 1 when any check found a defect (even when others were unassessed), 2 when checks
+were unassessed (ES908) and none failed, or the input was unusable (no task.json under the
+paths). Registered on the app only when ``prove`` may be called, so that lint never imports
+prove.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from endstate_author.cli import formats, progress
+from endstate_author.cli.output import OutputFormat, emit
+from endstate_author.executors import ExecutorChoice, ExecutorError, choose_executor, load_ray
+from endstate_author.lint import UsageError, resolve_targets
+from endstate_author.prove import (
+    DEFAULT_MUTANTS,
+    ProveOptions,
+    TaskProof,
+    choose_sandbox,
+    default_jobs,
+    prove_paths,
+)
+from endstate_harness.errors import SandboxError
+
+
+class SandboxChoice(StrEnum):
+    docker = "docker"
+    local = "local"
+    auto = "auto"
+
+
+class ExecutorName(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+class Only(StrEnum):
+    directions = "directions"
+    holdout = "holdout"
+    defects = "defects"
+    oracle = "oracle"
+    guards = "guards"
+    probes = "probes"
+    mutants = "mutants"
+    visible = "visible"
+
+
+_MARK = {
+    "pass": "[green]pass[/]",
+    "fail": "[bold red]FAIL[/]",
+    "unassessed": "[yellow]unassessed[/]",
+    "skipped": "[dim]skipped[/]",
+}
+
+
+def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
+    """Table rows: every check, except that a group of more than three checks that all
+    passed (the probes, typically) is one row saying so."""
+    groups: dict[str, list] = {}  # type: ignore[type-arg]
+    for check in proof.checks:
+        groups.setdefault(check.group, []).append(check)
+    for checks in groups.values():
+        if len(checks) > 3 and all(c.outcome == "pass" for c in checks):
+            seconds = sum(c.seconds for c in checks)
+            yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, ""
+            continue
+        for c in checks:
+            yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
+
+
+def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
+    for proof in proofs:
+        table = Table(
+            title=f"{proof.task_id}" + (" (cached)" if proof.cached else ""),
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+        )
+        table.add_column("check")
+        table.add_column("outcome")
+        table.add_column("time", justify="right")
+        table.add_column("detail", overflow="fold")
+        for name, outcome, seconds, detail in _rows(proof):
+            table.add_row(escape(name), _MARK[outcome], f"{seconds:.2f}s", escape(detail))
+        console.print(table)
+        if proof.mutation is not None:
+            console.print(escape(f"{proof.task_id}: {mutation_text(proof.mutation)}"))
+        console.print()
+
+
+def mutation_text(score: dict[str, Any]) -> str:
+    """The mutation score line of one task (text and github outputs)."""
+    line = f"mutation score {score['killed']}/{score['run']} killed"
+    extra = []
+    if score.get("survived"):
+        extra.append(f"{score['survived']} survived (ES911)")
+    if score.get("unassessed"):
+        extra.append(f"{score['unassessed']} unassessed")
+    if score.get("equivalent"):
+        extra.append(f"{score['equivalent']} marked equivalent")
+    if score.get("not_run"):
+        extra.append(f"{score['not_run']} not run over --mutants")
+    tail = f" ({', '.join(extra)})" if extra else ""
+    return f"{line}{tail} of {score['generated']} generated"
+
+
+def _sarif(proofs: Sequence[TaskProof]) -> str:
+    """SARIF with each task's mutation score in the run's property bag."""
+    document = formats.to_sarif([d for p in proofs for d in p.diagnostics])
+    scores = {p.task_id: p.mutation for p in proofs if p.mutation is not None}
+    if scores:
+        document["runs"][0]["properties"] = {"mutationScores": scores}
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _print_progress(task_id: str, check: str) -> None:
+    print(f"checking: {task_id}: {check}", file=sys.stderr, flush=True)
+
+
+def summary_line(proofs: Sequence[TaskProof]) -> str:
+    """One line counting every outcome; never "0 task(s) with findings" while checks could
+    not run, since those tasks are not proved clean."""
+    checks = [c for p in proofs for c in p.checks]
+    count = {
+        o: sum(c.outcome == o for c in checks) for o in ("pass", "fail", "unassessed", "skipped")
+    }
+    tasks_bad = sum(any(c.outcome == "fail" for c in p.checks) for p in proofs)
+    line = (
+        f"{len(proofs)} task(s): {count['pass']} checks passed, {count['fail']} failed, "
+        f"{count['unassessed']} unassessed, {count['skipped']} skipped"
+    )
+    if tasks_bad:
+        line += f"; {tasks_bad} task(s) with findings"
+    if count["unassessed"]:
+        unproved = sum(p.unassessed for p in proofs)
+        line += (
+            f"; {count['unassessed']} check(s) could not run (ES908), so {unproved} task(s) "
+            "are not proved"
+        )
+    elif not tasks_bad:
+        line += "; no findings"
+    return line
+
+
+def exit_code(proofs: Sequence[TaskProof]) -> int:
+    """1 when any check failed with an error (findings, even beside unassessed checks), else
+    2 when any could not run, else 0. A warning (ES912 without ``--strict``) exits 0."""
+    if any(c.outcome == "fail" and c.severity == "error" for p in proofs for c in p.checks):
+        return 1
+    return 2 if any(p.unassessed for p in proofs) else 0
+
+
+def _prove(
+    remote: Callable[..., list[TaskProof]] | None,
+    choice: ExecutorChoice,
+    targets: Sequence[tuple[Path, Path | None]],
+    options: ProveOptions,
+    on_task: Callable[[TaskProof], None] | None,
+) -> list[TaskProof]:
+    """On this machine, or on the Ray cluster ``choice`` names."""
+    paths = [t for t, _ in targets]
+    if remote is None:
+        return prove_paths(paths, options, on_task=on_task)
+    try:
+        return remote(paths, options, choice, on_task=on_task)
+    except ExecutorError as exc:
+        typer.echo(f"endstate-author: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def prove_tasks_command(
+    paths: Annotated[list[Path], typer.Argument(help="Task folders, suites or task.json files.")],
+    sandbox: Annotated[
+        SandboxChoice,
+        typer.Option("--sandbox", help="Where checks run (auto: docker if it answers)."),
+    ] = SandboxChoice.auto,
+    image: Annotated[
+        str | None,
+        typer.Option(
+            "--image",
+            help="Docker image (default: $ENDSTATE_SANDBOX_IMAGE, the toolkit's own image when "
+            "built, python:3.12-slim; see `sandbox status`).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Checks run at once (default: cores).")
+    ] = None,
+    only: Annotated[
+        list[Only] | None, typer.Option("--only", help="Run only these check groups (repeatable).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore cached results.")] = False,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, help="Repeat every check; disagreement is ES909.")
+    ] = 1,
+    mutants: Annotated[
+        int,
+        typer.Option(
+            "--mutants",
+            min=0,
+            help="At most this many mutants of the solution per task (ES911; 0: none).",
+        ),
+    ] = DEFAULT_MUTANTS,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Warnings (ES912) are errors (exit 1).")
+    ] = False,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--output-format", "-o", help="How results are printed.")
+    ] = OutputFormat.text,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress on stderr (results only).")
+    ] = False,
+    progress_lines: Annotated[
+        bool,
+        typer.Option(
+            "--progress-lines", help="Print 'checking: TASK: CHECK' lines on stderr (editors)."
+        ),
+    ] = False,
+    progress_json: Annotated[
+        bool,
+        typer.Option(
+            "--progress-json",
+            help="Print one JSON object per line on stderr as each check starts and ends, "
+            "with its result (editors showing findings as they come).",
+        ),
+    ] = False,
+    executor: Annotated[
+        ExecutorName,
+        typer.Option("--executor", help="Where tasks are proved: this machine, or a Ray cluster."),
+    ] = ExecutorName.local,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="Ray cluster (HOST:PORT, ray://HOST:PORT, or auto = $RAY_ADDRESS); "
+            "without it --executor ray starts a local Ray instance.",
+        ),
+    ] = None,
+) -> None:
+    """Run the discrimination checks (codes ES901–ES912) on tasks."""
+    try:
+        targets = resolve_targets(paths)
+    except UsageError as exc:
+        typer.echo(f"endstate-author: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if not targets:
+        typer.echo(
+            "endstate-author: no task.json found under " + ", ".join(map(str, paths)), err=True
+        )
+        raise typer.Exit(2)
+    try:
+        choice = choose_executor(executor.value, address)
+        prove = load_ray(choice).prove_paths if choice.remote else None
+    except ExecutorError as exc:
+        typer.echo(f"endstate-author: {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:  # one message before any task starts, not one per check
+        spec, note = choose_sandbox(
+            None if sandbox is SandboxChoice.auto else sandbox.value,
+            image,
+            say=lambda line: typer.echo(line, err=True),
+        )
+    except SandboxError as exc:
+        typer.echo(f"endstate-author: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if note:
+        typer.echo(note, err=True)
+    err = Console(stderr=True)
+    # an editor asking for 'checking:' lines or JSON events reads them itself; no second kind
+    # of progress
+    shown: progress.LineProgress | progress.LiveProgress | progress.JsonProgress
+    if progress_json:
+        shown = progress.JsonProgress()
+        shown.sandbox(spec)
+    else:
+        shown = progress.choose(targets, err, quiet=quiet or progress_lines)
+    options = ProveOptions(
+        sandbox=spec,
+        jobs=jobs or default_jobs(),
+        only=tuple(o.value for o in (only or [])),
+        use_cache=not no_cache,
+        repeat=repeat,
+        on_check=_print_progress if progress_lines else shown.check_started,
+        on_check_done=None if progress_lines and not progress_json else shown.check_done,
+        mutants=mutants,
+        strict=strict,
+    )
+    text = output_format is OutputFormat.text
+    with shown:
+        proofs = _prove(prove, choice, targets, options, shown.task_done)
+    diagnostics = [d for p in proofs for d in p.diagnostics]
+    if output_format is OutputFormat.json:
+        typer.echo(
+            json.dumps(
+                {
+                    "diagnostics": [d.to_json() for d in diagnostics],
+                    "tasks": [p.to_json() for p in proofs],
+                },
+                indent=2,
+            )
+        )
+    elif text:
+        out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+        _print_table(proofs, out)
+        emit(diagnostics, output_format, summary_line(proofs))
+    elif output_format is OutputFormat.sarif:
+        typer.echo(_sarif(proofs))
+    else:
+        emit(diagnostics, output_format, None)
+        for proof in proofs:
+            if proof.mutation is not None:
+                typer.echo(
+                    f"::notice title=mutation score {proof.task_id}::"
+                    f"{mutation_text(proof.mutation)}"
+                )
+    raise typer.Exit(exit_code(proofs))

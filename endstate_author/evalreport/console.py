@@ -1,0 +1,126 @@
+"""The eval summary on the console, as real tables.
+
+report.md is Markdown for files and diffs; printed as-is, its tables were hard-wrapped at 80
+columns and its tracebacks flattened. Here the same numbers are rich tables (a cell wraps
+inside its column, never across the table), tries count from 1, a failure lists only the
+checks that failed with their detail kept on its own lines, and a failure the plain oracle
+cannot avoid (compaction, permissioning) says why it is expected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from endstate_author.evalreport.run import Run, failing_checks, verdict
+from endstate_harness.report import expected_failure
+
+_STYLE = {"pass": "green", "FAIL": "bold red", "ERROR": "yellow"}
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def _num(value: float | None, fmt: str = "{:.2f}") -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
+def summary_table(run: Run) -> Table:
+    s = run.summary
+    cost = s.get("cost_per_run_usd")
+    table = Table(title="Summary", title_justify="left", show_edge=False)
+    for name in ("pass rate", "median steps", "tokens", "USD/run", "p50 latency", "p95 latency"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_row(
+        f"{_pct(s.get('pass_rate'))} ({s.get('passed', 0)}/{s.get('assessed', 0)})",
+        _num(s.get("median_steps"), "{:g}"),
+        f"{s.get('total_tokens', 0):,}" + (" (est.)" if s.get("tokens_estimated") else ""),
+        "unknown" if cost is None else f"${cost:.4f}",
+        _num(s.get("latency_p50_s"), "{:.2f}s"),
+        _num(s.get("latency_p95_s"), "{:.2f}s"),
+    )
+    return table
+
+
+def category_table(run: Run) -> Table:
+    table = Table(title="By category", title_justify="left", show_edge=False)
+    for name in ("category", "passed", "assessed", "pass rate"):
+        table.add_column(name, justify="left" if name == "category" else "right", no_wrap=True)
+    for category, row in (run.summary.get("pass_rate_by_category") or {}).items():
+        table.add_row(
+            category, str(row["passed"]), str(row["assessed"]), _pct(row.get("pass_rate"))
+        )
+    return table
+
+
+def runs_table(run: Run) -> Table:
+    table = Table(title="Runs", title_justify="left", show_edge=False)
+    table.add_column("task", no_wrap=True)
+    for name in ("try", "category", "verdict", "stop", "steps", "tokens", "seconds"):
+        table.add_column(name, no_wrap=True, justify="right" if name != "category" else "left")
+    for r in run.rows:
+        mark = verdict(r)
+        table.add_row(
+            r["task_id"],
+            str(int(r.get("attempt", 0)) + 1),
+            str(r.get("category", "")),
+            Text(mark, style=_STYLE[mark]),
+            str(r.get("stop_reason", "")) + (" (timeout)" if r.get("timed_out") else ""),
+            str(r.get("steps", 0)),
+            f"{(r.get('usage') or {}).get('total_tokens', 0):,}",
+            f"{float(r.get('wall_clock_s', 0.0)):.1f}",
+        )
+    return table
+
+
+def problems(run: Run) -> list[Any]:
+    """Each failing run with only its failing checks; each error with its whole text."""
+    out: list[Any] = []
+    provider = str(run.data.get("provider", ""))
+    for r in run.rows:
+        mark = verdict(r)
+        if mark == "pass":
+            continue
+        head = Text(f"{mark} {r['task_id']} (try {int(r.get('attempt', 0)) + 1})")
+        head.stylize(_STYLE[mark], 0, len(mark))
+        out.append(head)
+        if mark == "ERROR":
+            out.append(Padding(Text(str(r["error"]).rstrip()), (0, 0, 0, 4), expand=False))
+            continue
+        why = expected_failure(provider, str(r.get("category", "")))
+        if why:
+            out.append(Padding(Text(f"expected: {why}", style="dim"), (0, 0, 0, 4), expand=False))
+        for check in failing_checks(r):
+            out.append(
+                Padding(Text(f"failed: {check.get('name', '')}"), (0, 0, 0, 4), expand=False)
+            )
+            detail = str(check.get("detail") or "").rstrip()
+            if detail:
+                out.append(Padding(Text(detail, style="dim"), (0, 0, 0, 6), expand=False))
+        if not failing_checks(r) and r.get("reason"):
+            out.append(Padding(Text(str(r["reason"])), (0, 0, 0, 4), expand=False))
+    return out
+
+
+def print_report(run: Run, console: Console) -> None:
+    """The whole console summary. In a pipe the width is not the terminal's: tables are
+    laid out wide enough for their widest row rather than wrapped at 80 columns."""
+    if not console.is_terminal:
+        console = Console(file=console.file, width=10_000, highlight=False, no_color=True)
+    title = f"Eval report: {run.data.get('model') or 'unknown model'}"
+    meta = (
+        f"provider {run.data.get('provider') or 'unknown'}, sandbox "
+        f"{run.data.get('sandbox', '')}, {len(run.rows)} run(s), "
+        f"{float(run.data.get('duration_s', 0.0)):.1f}s"
+    )
+    parts: list[Any] = [Text(title, style="bold"), Text(meta), Text("")]
+    parts += [summary_table(run), Text(""), category_table(run), Text(""), runs_table(run)]
+    found = problems(run)
+    if found:
+        parts += [Text(""), Text("Failures and errors", style="bold"), *found]
+    console.print(Group(*parts), crop=False)

@@ -1,0 +1,71 @@
+"""The work one node of a cluster does for one unit: prove one task, run one attempt.
+
+Plain functions, free of the engine, so that what runs on a node is the same code the local
+executor runs (:func:`endstate_author.prove.run.prove_task`,
+:func:`endstate_harness.runner.run_task`) over the task unpacked from its archive. Nothing
+here writes outside its scratch folder: the prove cache stays off (the driver answers from
+it and fills it) and the attempt's session store is a scratch file whose bytes go back to
+the driver. On cancellation (the engine raises KeyboardInterrupt in the unit's thread)
+every sandbox the unit opened is closed — containers removed — before it ends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from endstate_author.executors.archive import TaskArchive, remove, unpack
+from endstate_author.prove.model import ProveOptions, TaskProof
+from endstate_author.prove.run import prove_task
+from endstate_harness.agent.session import SessionStore
+from endstate_harness.cleanup import OPEN_SANDBOXES
+from endstate_harness.runner import TaskResult, run_task
+from endstate_harness.task import load_task
+
+
+def host() -> str:
+    return socket.gethostname()
+
+
+def prove_unit(archive: TaskArchive, options: ProveOptions) -> TaskProof:
+    """Every check of one task, on this node; paths in the proof are the scratch copy's."""
+    remote = dataclasses.replace(options, use_cache=False, on_check=None)
+    scratch, root = unpack(archive)
+    pool = ThreadPoolExecutor(max_workers=remote.jobs) if remote.jobs > 1 else None
+    try:
+        return prove_task(root, remote, pool, root.parent)
+    except BaseException:
+        # cancelled: the checks still running hold sandboxes; close them so they end now
+        OPEN_SANDBOXES.close_all()
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        remove(scratch)
+
+
+def attempt_unit(
+    archive: TaskArchive, attempt: int, run_kwargs: dict[str, Any]
+) -> tuple[TaskResult, bytes]:
+    """One attempt of one task, on this node: its result and its session store's bytes."""
+    scratch, root = unpack(archive)
+    try:
+        task = load_task(root)
+        store_path = scratch / "sessions.sqlite3"
+        store = SessionStore(store_path)
+        try:
+            result = run_task(
+                task,
+                session_store=store,
+                attempt=attempt,
+                suite_root=root.parent,
+                **run_kwargs,
+            )
+        except BaseException:
+            OPEN_SANDBOXES.close_all()
+            raise
+        return result, store_path.read_bytes()
+    finally:
+        remove(scratch)

@@ -1,0 +1,213 @@
+"""The prove cache: an unchanged task is answered at once.
+
+The key is a fingerprint of everything the answer depends on: every file of the task
+folder (task.json, prompt.md, fixture/, holdout/, solution/, defects/, oracle.json), the
+suite probes beside it (``probes/``), the suite's own grader modules the task names, the
+toolkit's version, the sandbox and the options. Entries live in the user's cache folder
+(``$ENDSTATE_AUTHOR_CACHE``, else ``$XDG_CACHE_HOME/endstate-author/prove``, else
+``~/.cache/endstate-author/prove``) — never inside the suite, which is only ever read.
+Unassessed results are never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from endstate_author import __version__, interrupts
+from endstate_author.catalogue import Catalogue
+from endstate_author.config import Config
+from endstate_author.diagnostics import Diagnostic
+from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
+from endstate_author.redteam.probe_store import PROBES_DIR
+from endstate_harness.task import Task
+
+_PARTS = ("task.json", "prompt.md", "oracle.json", "fixture", "holdout", "solution", "defects")
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("ENDSTATE_AUTHOR_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "endstate-author" / "prove"
+
+
+def _feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
+    if root.is_symlink():
+        digest.update(f"L {label} {os.readlink(root)}\n".encode())
+        return
+    if root.is_file():
+        digest.update(f"F {label}\n".encode())
+        digest.update(root.read_bytes())
+        return
+    if not root.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(
+            filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        ):
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode())
+            elif path.is_file():
+                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode())
+                digest.update(path.read_bytes())
+
+
+def _grader_modules(task: Task) -> list[Path]:
+    try:
+        catalogue = Catalogue.for_task(task.root, task.root.parent, Config())
+    except Exception:
+        return []
+    files = []
+    for spec in task.graders:
+        try:
+            info = catalogue.resolve(spec.name)
+        except Exception:
+            info = None
+        if info is not None and info.file is not None and not info.builtin:
+            files.append(Path(info.file))
+    return sorted(set(files))
+
+
+def fingerprint(task: Task, options: ProveOptions) -> str:
+    digest = hashlib.sha256()
+    digest.update(
+        json.dumps(
+            [
+                __version__,
+                options.sandbox.kind,
+                options.sandbox.image,
+                sorted(options.only),
+                options.repeat,
+                options.mutants,
+                options.strict,
+            ],
+        ).encode()
+    )
+    for part in _PARTS:
+        _feed_tree(digest, task.root / part, part)
+    # the suite's saved probes (redteam --save-probe) are replayed on every task beside them
+    _feed_tree(digest, task.root.parent / PROBES_DIR, "suite-probes")
+    for module in _grader_modules(task):
+        _feed_tree(digest, module, f"module:{module}")
+    return digest.hexdigest()
+
+
+def load(key: str) -> TaskProof | None:
+    path = cache_dir() / f"{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        proof = TaskProof(data["task"], Path(data["path"]), seconds=data.get("seconds", 0.0))
+        proof.mutation = data.get("mutation")
+        proof.checks = [CheckResult(**c) for c in data["checks"]]
+        proof.diagnostics = [
+            Diagnostic(**{**d, "file": Path(d["file"])}) for d in data["diagnostics"]
+        ]
+        return proof
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(key: str, proof: TaskProof) -> None:
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        data = {
+            "task": proof.task_id,
+            "path": str(proof.path),
+            "seconds": proof.seconds,
+            "mutation": proof.mutation,
+            "checks": [asdict(c) for c in proof.checks],
+            "diagnostics": [
+                {
+                    **{k: v for k, v in asdict(d).items() if k not in ("fix", "file")},
+                    "file": str(d.file),
+                }
+                for d in proof.diagnostics
+            ],
+        }
+        tmp = folder / f"{key}.json.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(folder / f"{key}.json")
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+# --- one mutant's verdict (ES911) -------------------------------------------------------
+
+_MUTANT_PARTS = ("task.json", "fixture", "holdout")
+_MARKER_LINE = re.compile(rb"^[ \t]*#[ \t]*endstate:[ \t]*equivalent[^\n]*\n?", re.MULTILINE)
+_MARKER_TAIL = re.compile(rb"[ \t]*#[ \t]*endstate:[ \t]*equivalent[^\n]*")
+
+
+def without_markers(data: bytes) -> bytes:
+    """A solution file as a mutant's verdict sees it: ``# endstate: equivalent`` markers
+    change no behaviour, so marking one mutant does not send the others back to grading."""
+    return _MARKER_TAIL.sub(b"", _MARKER_LINE.sub(b"", data))
+
+
+def _feed_solution(digest: hashlib._Hash, root: Path) -> None:
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            digest.update(f"L solution/{rel} {os.readlink(path)}\n".encode())
+        elif path.is_file():
+            digest.update(f"F solution/{rel}\n".encode())
+            digest.update(without_markers(path.read_bytes()))
+
+
+def mutant_base(task: Task, sandbox: Sequence[str]) -> str:
+    """What every mutant of a task is graded against: the manifest, fixture, holdout and
+    solution trees, the suite's grader modules, the toolkit and the sandbox — and nothing
+    a mutant's verdict does not read (prompt.md, defects/, the options)."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(["mutant", __version__, *sandbox]).encode())
+    for part in _MUTANT_PARTS:
+        _feed_tree(digest, task.root / part, part)
+    _feed_solution(digest, task.root / "solution")
+    for module in _grader_modules(task):
+        _feed_tree(digest, module, f"module:{module}")
+    return digest.hexdigest()
+
+
+def mutant_key(base: str, mutant_id: str, content: bytes | None) -> str:
+    digest = hashlib.sha256(f"{base}\0{mutant_id}\0".encode())
+    digest.update(without_markers(content) if content is not None else b"\0left out")
+    return digest.hexdigest()
+
+
+def load_mutant(key: str) -> tuple[str, str] | None:
+    """(outcome, detail) of a mutant graded before, or None."""
+    try:
+        data = json.loads((cache_dir() / "mutants" / f"{key}.json").read_text(encoding="utf-8"))
+        outcome, detail = data["outcome"], data["detail"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if outcome not in ("pass", "fail") or not isinstance(detail, str):
+        return None
+    return outcome, detail
+
+
+def store_mutant(key: str, outcome: str, detail: str) -> None:
+    if interrupts.INTERRUPTED.is_set():
+        return  # the grading was stopped under it: its verdict is of a killed command
+    folder = cache_dir() / "mutants"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"{key}.json.tmp{os.getpid()}.{threading.get_ident()}"
+        tmp.write_text(json.dumps({"outcome": outcome, "detail": detail}), encoding="utf-8")
+        tmp.replace(folder / f"{key}.json")
+    except OSError:
+        pass  # a cache that cannot be written only costs time

@@ -1,0 +1,151 @@
+"""The per-check prove cache: a check whose own inputs did not change keeps its result.
+
+Why beside the per-task cache (:mod:`endstate_author.prove.cache`): that one answers only a
+task with *no* file changed, and prove-on-save runs after every save, so one edit to
+``prompt.md`` would re-run every check. Here each check is keyed by the parts of the task
+folder it actually reads (:func:`inputs_of`), so an edit re-runs only the checks that read
+what was edited:
+
+* every grading check reads ``task.json``, ``fixture/``, ``holdout/`` (staged in every
+  grading), ``solution/`` (the solution direction, the stubs of probes) and the suite's grader
+  modules the task names;
+* the defect checks also read ``defects/``;
+* the oracle and guard checks run the task through the runner, whose context budget and
+  token counts include the prompt: they also read ``prompt.md`` and ``oracle.json``.
+
+* the mutants grade like the solution direction (their own verdict cache,
+  :func:`endstate_author.prove.cache.mutant_key`, is finer still);
+* the visible check grades the untouched fixture *without* the holdout and the solution:
+  ``task.json``, ``fixture/`` and the grader modules only.
+
+So saving ``prompt.md`` re-runs the oracle and guard checks only, editing the holdout re-runs
+every check but the visible one, and nothing reads a file outside the task's parts. Keys also
+hold the toolkit's version and the sandbox (kind and image). Entries live under the prove
+cache folder, in ``checks/``; unassessed results are never stored, nothing is cached when
+``--repeat`` asks checks to run again, and a result is stored only when the parts its check
+reads are still what they were when its key was made (an edit *during* the check — a newer
+save — must not file the result of the new files under the old files' key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from endstate_author import __version__, interrupts
+from endstate_author.prove import cache
+from endstate_author.prove.model import CheckResult, Job, ProveContext, ProveOptions
+from endstate_author.redteam.probe_store import PROBES_DIR
+from endstate_harness.task import Task
+
+_GRADING = ("task.json", "fixture", "holdout", "solution", "graders")
+_INPUTS: dict[str, tuple[str, ...]] = {
+    "directions": _GRADING,
+    "holdout": _GRADING,
+    "probes": (*_GRADING, "suite-probes"),
+    "defects": (*_GRADING, "defects"),
+    "oracle": (*_GRADING, "prompt.md", "oracle.json"),
+    "guards": (*_GRADING, "prompt.md", "oracle.json"),
+    "mutants": _GRADING,
+    "visible": ("task.json", "fixture", "graders"),
+}
+
+
+def inputs_of(group: str) -> tuple[str, ...]:
+    """The parts of the task folder a check of ``group`` reads ("graders": the suite's
+    grader modules the task names). An unknown group reads everything."""
+    return _INPUTS.get(group, (*_GRADING, "defects", "prompt.md", "oracle.json"))
+
+
+class Fingerprints:
+    """Digests of a task's parts, each read once, combined into one key per check."""
+
+    def __init__(self, task: Task, options: ProveOptions) -> None:
+        self.task = task
+        # --strict decides a warning's severity (ES912), --mutants which mutants run
+        self.head = json.dumps(
+            [__version__, options.sandbox.kind, options.sandbox.image, options.strict,
+             options.mutants]
+        )
+        self._parts: dict[str, str] = {}
+
+    def part(self, name: str) -> str:
+        if name not in self._parts:
+            digest = hashlib.sha256()
+            if name == "graders":
+                for module in cache._grader_modules(self.task):
+                    cache._feed_tree(digest, module, f"module:{module}")
+            elif name == "suite-probes":
+                # the probes redteam saved beside the task folders, replayed on every task
+                cache._feed_tree(digest, self.task.root.parent / PROBES_DIR, name)
+            else:
+                cache._feed_tree(digest, self.task.root / name, name)
+            self._parts[name] = digest.hexdigest()
+        return self._parts[name]
+
+    def key(self, group: str, check: str) -> str:
+        parts = {name: self.part(name) for name in inputs_of(group)}
+        blob = json.dumps([self.head, group, check, parts], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _path(key: str) -> Path:
+    return cache.cache_dir() / "checks" / f"{key}.json"
+
+
+def load(key: str) -> CheckResult | None:
+    try:
+        data = json.loads(_path(key).read_text(encoding="utf-8"))
+        return CheckResult(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def store(key: str, result: CheckResult) -> None:
+    if result.outcome == "unassessed":
+        return
+    path = _path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+        tmp.write_text(json.dumps(asdict(result)), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def cached_jobs(task: Task, options: ProveOptions, jobs: list[Job]) -> list[Job]:
+    """``jobs`` answering from the per-check cache, storing what they find (the list as
+    given when the cache is off or checks are repeated). A hit is marked ``cached``."""
+    if not options.use_cache or options.repeat > 1:
+        return jobs
+    prints = Fingerprints(task, options)
+    return [_cached(job, prints.key(job[0], job[1]), task, options) for job in jobs]
+
+
+def keys(task: Task, options: ProveOptions, jobs: list[Job]) -> list[tuple[Job, str]]:
+    """Each job with its cache key, computed as :func:`cached_jobs` computes it."""
+    prints = Fingerprints(task, options)
+    return [(job, prints.key(job[0], job[1])) for job in jobs]
+
+
+def _cached(job: Job, key: str, task: Task, options: ProveOptions) -> Job:
+    group, name, fn = job
+
+    def run(ctx: ProveContext) -> CheckResult:
+        hit = load(key)
+        if hit is not None:
+            return replace(hit, cached=True)
+        result = fn(ctx)
+        # not after an interrupt (the check's sandbox was closed under it: its result is of a
+        # killed command), nor when the parts read again differ (files edited meanwhile)
+        if not interrupts.INTERRUPTED.is_set() and Fingerprints(task, options).key(
+            group, name
+        ) == key:
+            store(key, result)
+        return result
+
+    return group, name, run

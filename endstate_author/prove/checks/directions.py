@@ -1,0 +1,87 @@
+"""directions: the graders fail on the untouched fixture (ES901) and pass on the solution (ES902).
+
+The two directions are the least a task must show: a grader that passes on no work, or
+fails on the reference, measures nothing. The fixture is graded with every counter at zero;
+the solution with each counter at the least its bound asks for. A permissioning task has no
+solution direction (the right answer is to change nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from endstate_author.prove.grading import (
+    failing_detail,
+    first_failing_grader,
+    grade_end_state,
+    least_counters,
+    zero_counters,
+)
+from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
+from endstate_harness.task import Task
+
+
+def check_fixture_fails(ctx: ProveContext) -> CheckResult:
+    counters, stop = zero_counters(ctx.task)
+    graded = grade_end_state(
+        ctx.task, ctx.spec, counters=counters, stop_reason=stop, search_paths=ctx.search_paths
+    )
+    if graded.verdict.passed:
+        return CheckResult(
+            "fixture fails",
+            "directions",
+            "fail",
+            code="ES901",
+            detail="every check passed on the untouched fixture with every counter at zero",
+        )
+    return CheckResult("fixture fails", "directions", "pass", detail=failing_detail(graded))
+
+
+def check_solution_passes(ctx: ProveContext) -> CheckResult:
+    solution = ctx.task.solution
+    if solution is None:
+        return CheckResult(
+            "solution passes",
+            "directions",
+            "fail",
+            code="ES902",
+            detail="the task has no solution/ to prove the graders with",
+        )
+    counters, stop = least_counters(ctx.task)
+    graded = grade_end_state(
+        ctx.task,
+        ctx.spec,
+        overlays=[solution],
+        counters=counters,
+        stop_reason=stop,
+        search_paths=ctx.search_paths,
+    )
+    if graded.verdict.passed:
+        return CheckResult("solution passes", "directions", "pass")
+    return CheckResult(
+        "solution passes",
+        "directions",
+        "fail",
+        code="ES902",
+        detail=failing_detail(graded),
+        grader_index=first_failing_grader(graded),
+    )
+
+
+def jobs(task: Task) -> Iterator[Job]:
+    yield make_job("directions", "fixture fails", check_fixture_fails)
+    if task.category != "permissioning":
+        yield make_job("directions", "solution passes", check_solution_passes)
+
+
+def skipped(task: Task) -> list[CheckResult]:
+    if task.category != "permissioning":
+        return []
+    return [
+        CheckResult(
+            "solution passes",
+            "directions",
+            "skipped",
+            detail="a permissioning task has no solution direction",
+        )
+    ]

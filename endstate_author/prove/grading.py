@@ -1,0 +1,131 @@
+"""Grading one end state without an agent: the building block of every overlay check.
+
+directions, holdout, defects and probes all ask the same question of a different tree:
+copy the fixture, lay something over it (or edit it), seal it, stage the holdout, run the
+graders and conjoin ``requires`` with the counters an agent would have reached. This module
+answers it once; a grader that could not even start (the environment's failure, by the rule
+eval uses too) is *unassessed*, never a task failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from endstate_author.prove.model import Unassessed
+from endstate_author.prove.sandbox import SandboxSpec
+from endstate_harness.environment import environment_failure, program_probe
+from endstate_harness.graders import grade, requirements_checks
+from endstate_harness.sandbox import SandboxError, TreeSandbox
+from endstate_harness.task import Task
+from endstate_harness.verdict import Verdict
+
+
+@dataclass
+class Graded:
+    verdict: Verdict
+    per_grader: list[Verdict]
+    written: list[str] = field(default_factory=list)
+
+
+def least_counters(task: Task) -> tuple[dict[str, int], str]:
+    """Each counter at the least its bound asks for, and the stop reason asked for."""
+    counters = {name: (b.min or 0) for name, b in task.requires.bounds().items()}
+    return counters, task.requires.stop_reason or "end_turn"
+
+
+def zero_counters(task: Task) -> tuple[dict[str, int], str]:
+    return {}, task.requires.stop_reason or "end_turn"
+
+
+def grade_end_state(
+    task: Task,
+    spec: SandboxSpec,
+    *,
+    overlays: Sequence[Path] = (),
+    mutate: Callable[[Path], list[str]] | None = None,
+    counters: dict[str, int] | None = None,
+    stop_reason: str = "end_turn",
+    after_holdout: Callable[[Task, TreeSandbox], None] | None = None,
+    search_paths: Sequence[Path] = (),
+    holdout: bool = True,
+) -> Graded:
+    """Build an end state without an agent, seal it, stage the holdout, grade, conjoin requires.
+
+    ``overlays`` are copied onto the fixture as if the agent had written them; ``mutate`` edits
+    the live tree (a probe) and returns the files it wrote; ``after_holdout`` stages more
+    beside the holdout (the holdout sentinel); ``holdout=False`` grades without it (the
+    visible tests alone, ES912). Raises :class:`Unassessed` when the sandbox
+    cannot be made or used.
+    """
+    sandbox = spec.make(task.fixture)
+    try:
+        try:
+            sandbox.setup()
+            sandbox.start()
+            for overlay in overlays:
+                sandbox.stage(overlay)
+            written = mutate(sandbox.live) if mutate is not None else []
+            sandbox.seal()
+            if holdout and task.holdout is not None:
+                sandbox.stage(task.holdout)
+            if after_holdout is not None:
+                after_holdout(task, sandbox)
+        except SandboxError as exc:
+            raise Unassessed(str(exc)) from exc
+        except OSError as exc:
+            raise Unassessed(f"the sandbox could not be prepared: {exc}") from exc
+        try:
+            per_grader = [grade([g], sandbox, search_paths=search_paths) for g in task.graders]
+        except SandboxError as exc:
+            raise Unassessed(f"sandbox error while grading: {exc}") from exc
+        _raise_if_environment_failed(task, per_grader, sandbox)
+        requires = Verdict.from_checks(
+            requirements_checks(task.requires, counters or {}, stop_reason)
+        )
+        verdict = per_grader[0]
+        for other in [*per_grader[1:], requires]:
+            verdict = verdict.merged_with(other)
+        return Graded(verdict, per_grader, written)
+    finally:
+        sandbox.close()
+
+
+def _raise_if_environment_failed(
+    task: Task, verdicts: Sequence[Verdict], sandbox: TreeSandbox
+) -> None:
+    """A grader that could not load, or a command the sandbox lacks, says nothing about the
+    task: the one rule eval uses too (:func:`endstate_harness.environment.environment_failure`)."""
+    probe = program_probe(sandbox)
+    for spec, verdict in zip(task.graders, verdicts, strict=True):
+        why = environment_failure(verdict, specs=[spec], probe=probe)
+        if why is not None:
+            raise Unassessed(why)
+
+
+def failed_check(name: str, detail: str | None) -> str:
+    """``failed: NAME (first line of its detail)`` — the outcome first (a check is named for
+    what it expects, so its bare name reads like success), the detail whole, never cut."""
+    lines = (detail or "").strip().splitlines()
+    return f"failed: {name}" + (f" ({lines[0].strip()})" if lines else "")
+
+
+def failing_detail(graded: Graded) -> str:
+    parts = []
+    if graded.verdict.reason and not graded.verdict.checks:
+        parts.append(graded.verdict.reason)
+    for check in graded.verdict.checks:
+        if not check.passed:
+            parts.append(failed_check(check.name, check.detail))
+    for verdict in graded.per_grader:
+        if not verdict.passed and not verdict.checks and verdict.reason:
+            parts.append(verdict.reason)
+    return "; ".join(dict.fromkeys(parts)) or graded.verdict.reason
+
+
+def first_failing_grader(graded: Graded) -> int | None:
+    for i, verdict in enumerate(graded.per_grader):
+        if not verdict.passed:
+            return i
+    return None

@@ -1,0 +1,82 @@
+"""The adapter between prove and the real runner: a scripted agent through the full harness.
+
+The oracle and guard checks do not grade a tree built by hand; they run the task the way
+an agent run does (copy, agent loop, seal, holdout, grade, requires) with a scripted
+provider in place of a model. This module is the only place prove talks to the runner and
+the agent package: it builds the scripts (the oracle's own steps, steps that write the
+solution, steps that read the fixture to fill the context) and runs them in a fresh sandbox
+of the kind prove was asked for. A run the harness could not complete is *unassessed*.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from endstate_author.prove.grading import failed_check
+from endstate_author.prove.model import ProveContext, Unassessed
+from endstate_harness.agent.oracle import OracleError, solution_oracle, task_oracle_steps
+from endstate_harness.agent.providers import ScriptedProvider
+from endstate_harness.runner import TaskResult, run_task
+from endstate_harness.task import Task
+
+Step = list[dict[str, Any]]
+
+
+def run_scripted(ctx: ProveContext, steps: list[Step], **kwargs: Any) -> TaskResult:
+    """One run of the task with ``steps`` as the agent; ``kwargs`` go to the runner (a policy,
+    a budget override, ``resume``)."""
+    result = run_task(
+        ctx.task,
+        provider_factory=lambda _t: ScriptedProvider(steps, model="oracle"),
+        sandbox_kind=ctx.spec.kind,
+        image=ctx.spec.image,
+        sandbox_factory=lambda t: ctx.spec.make(t.fixture),
+        suite_root=ctx.suite_root,
+        **kwargs,
+    )
+    if result.error:
+        raise Unassessed(result.error)
+    return result
+
+
+def failed_detail(result: TaskResult) -> str:
+    """The failing checks of a run, one line each, for a result's detail."""
+    failing = [c for c in result.checks if not c.passed]
+    parts = [failed_check(c.name, c.detail) for c in failing]
+    return "; ".join(parts) or result.reason or "failed"
+
+
+def oracle_steps(task: Task) -> list[Step]:
+    """oracle.json's steps, else steps that write solution/ (empty when there is neither)."""
+    try:
+        return task_oracle_steps(task)
+    except OracleError as exc:
+        raise Unassessed(str(exc)) from exc
+
+
+def solution_steps(task: Task) -> list[Step]:
+    """Steps that write solution/ over the fixture (empty when there is no solution/)."""
+    if task.solution is None:
+        return []
+    try:
+        return solution_oracle(task.fixture, task.solution)
+    except OracleError as exc:
+        raise Unassessed(str(exc)) from exc
+
+
+def _fixture_reads(task: Task) -> list[str]:
+    files = []
+    for path in sorted(task.fixture.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            rel = path.relative_to(task.fixture).as_posix()
+            if "__pycache__" not in rel and path.stat().st_size <= 256 * 1024:
+                files.append(rel)
+    return files
+
+
+def reading_steps(task: Task, count: int) -> list[Step]:
+    """``count`` steps that each read one of the fixture's files (round robin)."""
+    files = _fixture_reads(task)
+    if not files or count <= 0:
+        return []
+    return [[{"tool": "read", "args": {"path": files[i % len(files)]}}] for i in range(count)]

@@ -1,0 +1,173 @@
+"""The words of prove's findings: what an author reads first decides what they believe.
+
+A check is named for what it expects ("solution passes"), so a finding that led with the
+check's name read like success. Every ES9 finding here starts with its outcome ("fails on the
+solution: …", "passes although hacked: …"), keeps the whole detail (JSON and SARIF carry it
+uncut; only the text output wraps it), and ends with the one-line fix from the code's own
+documentation. Findings with the same code at the same place are one finding listing what
+differs (the probes, the files), and a finding that only follows from another is not
+repeated: once the graders pass on the untouched fixture (ES901), every reward hack and every
+declared defect passes too, so ES906 and ES910 say nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from endstate_author.context import TaskContext
+from endstate_author.diagnostics import Diagnostic, Severity
+from endstate_author.prove.model import CheckResult
+from endstate_author.rules.registry import RULES, load_all
+
+LEADS = {
+    "ES901": "passes although nothing was done",
+    "ES902": "fails on the solution",
+    "ES903": "passes although the holdout is never run",
+    "ES904": "passes although the guard was removed",
+    "ES905": "fails: the guard never fired",
+    "ES906": "passes although hacked",
+    "ES907": "fails through the harness",
+    "ES908": "not proved: the check could not run",
+    "ES909": "fails: the check is flaky",
+    "ES910": "passes although wrong: a declared defect is accepted",
+    # codes of rules.md that other checks emit (mutants, visible tests, redteam)
+    "ES911": "passes although mutated: a mutant of the solution is accepted",
+    "ES912": "passes before any work: the visible tests already pass on the fixture",
+    "ES913": "passes although the work was not done: a red-team end state is accepted",
+}
+"""Each code's outcome, as the first words of its finding."""
+
+FOLLOWS_FROM = {"ES906": "ES901", "ES910": "ES901", "ES911": "ES901"}
+"""code -> the code it follows from: when both fire, only the cause is reported."""
+
+_FOLDED_NAMES = {
+    "ES906": "reward hack(s)",
+    "ES910": "declared defect(s)",
+    "ES911": "mutant(s) of the solution",
+}
+
+
+def fix_line(code: str) -> str:
+    """The first sentence of the Fix section of the code's documentation (``rule CODE``)."""
+    load_all()
+    rule = RULES.get(code)
+    if rule is None:
+        return ""
+    found = re.search(r"^## Fix\s*\n(.*?)(?:\n## |\Z)", rule.doc, re.S | re.M)
+    if not found:
+        return ""
+    text = " ".join(found.group(1).split())
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z`])", text, maxsplit=1)[0]
+
+
+def _common_prefix(details: Sequence[str]) -> str:
+    """The words every detail starts with (cut at a word boundary), if any."""
+    first = details[0]
+    end = len(first)
+    for other in details[1:]:
+        end = min(end, len(other))
+        for i in range(end):
+            if first[i] != other[i]:
+                end = i
+                break
+    cut = first[:end]
+    return cut[: cut.rfind(" ") + 1] if " " in cut else ""
+
+
+def message(code: str, results: Sequence[CheckResult], also: str = "") -> str:
+    """One finding for ``results`` (same code, same place): outcome, what differs, fix."""
+    lead = LEADS.get(code, "fails")
+    details = [r.detail or r.check for r in results]
+    if len(results) == 1:
+        body = details[0]
+    else:
+        # a note several items end with (" — only the holdout can stop this one: ...") is
+        # said once, after the list
+        split = [d.split(" — ", 1) for d in details]
+        notes = list(dict.fromkeys(parts[1] for parts in split if len(parts) > 1))
+        heads = [parts[0] for parts in split]
+        prefix = _common_prefix(heads)
+        items = list(dict.fromkeys(h[len(prefix) :] for h in heads))
+        body = f"{len(results)} checks: " + prefix + ", ".join(items)
+        body += "".join(f"; {note}" for note in notes)
+    text = f"{lead}: {body}" if body else lead
+    if also:
+        text += f" ({also})"
+    fix = fix_line(code)
+    return f"{text.rstrip('.')}. Fix: {fix}" if fix else text
+
+
+def diagnostic_at(
+    task_root: Path,
+    code: str,
+    text: str,
+    grader_index: int | None,
+    severity: Severity = "error",
+    path: str | None = None,
+    line: int | None = None,
+) -> Diagnostic:
+    """An ES9 finding at the solution line it names (a mutant), else at the grader it names,
+    else at the graders array of task.json."""
+    if path is not None:
+        return _at_line(task_root / path, line or 1, code, text, severity)
+    ctx = TaskContext(task_root)
+    node = ctx.node(("graders", grader_index)) if grader_index is not None else None
+    if node is None:
+        node = ctx.node(("graders",))
+    if node is None:
+        return ctx.at_file(code, text, ctx.manifest_path, severity=severity)
+    return ctx.at_node(code, text, node, severity=severity)
+
+
+def _at_line(file: Path, line: int, code: str, message: str, severity: Severity) -> Diagnostic:
+    """A finding spanning one line's text (leading indentation left out)."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = len(text) - len(text.lstrip())
+    return Diagnostic(
+        code, severity, message, file, line, start + 1, line, max(len(text), start) + 1
+    )
+
+
+def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnostic]:
+    """The findings of a task's non-passing checks: grouped, outcome first, consequences
+    folded into their cause."""
+    findings = [c for c in checks if c.outcome in ("fail", "unassessed") and c.code]
+    fired = {c.code for c in findings}
+    groups: dict[
+        tuple[str, int | None, str | None, int | None, str | None], list[CheckResult]
+    ] = {}
+    folded: dict[str, int] = {}
+    for check in findings:
+        code = check.code or "ES908"
+        cause = FOLLOWS_FROM.get(code)
+        if cause in fired:
+            folded[code] = folded.get(code, 0) + 1
+            continue
+        # each surviving mutant stays its own finding: its stable id is what an author
+        # marks equivalent, and two mutants of one line are two different wrong solutions
+        one = check.check if code == "ES911" else None
+        place = (code, check.grader_index, check.path, check.line, one)
+        groups.setdefault(place, []).append(check)
+    out = []
+    for (code, index, path, line, _), results in groups.items():
+        also = ""
+        if code == "ES901" and folded:
+            also = (
+                "so "
+                + " and ".join(
+                    f"{n} {_FOLDED_NAMES.get(c, 'check(s)')} ({c})"
+                    for c, n in sorted(folded.items())
+                )
+                + " pass too, not listed apart"
+            )
+        first = results[0]
+        severity: Severity = first.severity if first.outcome == "fail" else "error"
+        text = message(code, results, also)
+        out.append(diagnostic_at(task_root, code, text, index, severity, path, line))
+    return out

@@ -1,0 +1,151 @@
+"""The data prove passes around: a check's result, a task's proof, the options, a job.
+
+Every other module of prove depends on these types and on nothing else of prove, so the
+checks, the cache and the orchestration can each import them without importing one another.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from endstate_author import interrupts
+from endstate_author.diagnostics import Diagnostic
+from endstate_author.prove.sandbox import SandboxSpec
+from endstate_harness.task import Task
+
+Outcome = Literal["pass", "fail", "unassessed", "skipped"]
+CHECK_GROUPS = (
+    "directions", "holdout", "defects", "oracle", "guards", "probes", "mutants", "visible"
+)  # fmt: skip
+DEFAULT_MUTANTS = 12
+"""``--mutants`` default: at ~0.8 s a grading in the local sandbox, a dozen mutants on two
+cores keep a typical task's mutants within about five seconds (partial solutions first)."""
+
+
+@dataclass
+class CheckResult:
+    """One check of one task. ``code`` is the ES9 code a failing outcome carries."""
+
+    check: str
+    group: str
+    outcome: Outcome
+    seconds: float = 0.0
+    detail: str = ""
+    code: str | None = None
+    grader_index: int | None = None
+    severity: Literal["error", "warning"] = "error"
+    """What a failing outcome is: ES912 is a warning unless ``--strict``."""
+    path: str | None = None
+    """A file of the task folder the finding is about (a mutant's solution file), else None:
+    the finding sits at the grader it names."""
+    line: int | None = None
+    cached: bool = field(default=False, compare=False)
+    """Answered from a prove cache, not run this time (what editors count as "re-run")."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "outcome": self.outcome,
+            "seconds": round(self.seconds, 3),
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class TaskProof:
+    task_id: str
+    path: Path
+    checks: list[CheckResult] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+    cached: bool = False
+    mutation: dict[str, Any] | None = None
+    """The mutation score (:class:`endstate_author.prove.checks.mutants.Score` as JSON), when
+    mutants ran."""
+    node: str = ""
+    """The cluster node that proved it (``--executor ray``); empty when proved here."""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "task": self.task_id,
+            "path": str(self.path),
+            "checks": [c.to_json() for c in self.checks],
+        }
+        if self.mutation is not None:
+            data["mutation_score"] = self.mutation
+        if self.node:
+            data["node"] = self.node
+        return data
+
+    @property
+    def unassessed(self) -> bool:
+        return any(c.outcome == "unassessed" for c in self.checks)
+
+
+class Unassessed(Exception):
+    """A check could not run; the message says why (ES908)."""
+
+
+@dataclass
+class ProveContext:
+    """What every check of one task reads: the task, the sandbox and the grader paths."""
+
+    task: Task
+    spec: SandboxSpec
+    search_paths: list[Path]
+    suite_root: Path | None = None
+
+    @property
+    def permissioning(self) -> bool:
+        return self.task.category == "permissioning"
+
+
+@dataclass
+class ProveOptions:
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
+    jobs: int = 1
+    only: tuple[str, ...] = ()
+    use_cache: bool = True
+    repeat: int = 1
+    mutants: int = DEFAULT_MUTANTS
+    """At most this many mutants per task (ES911); 0 runs none."""
+    strict: bool = False
+    """Warnings (ES912) count as errors."""
+    on_check: Callable[[str, str], None] | None = None
+    """Called with (task id, check name) as each check starts running (progress for editors;
+    a check answered from the cache never starts)."""
+    on_check_done: Callable[[str, str, CheckResult], None] | None = None
+    """Called with (task id, check name, result) as each check ends, also when the cache
+    answered it (``result.cached``): live progress, and the results an editor streams."""
+
+
+Check = Callable[[ProveContext], CheckResult]
+"""A check: one task's context in, one result out."""
+
+Job = tuple[str, str, Check]
+"""(group, check name, function) — one unit of work, run in its own sandbox."""
+
+
+def make_job(group: str, name: str, fn: Check) -> Job:
+    """A check as a job: timed, stopped by a pending Ctrl-C, and unassessed (ES908) — never
+    a pass or a fail — when it cannot run."""
+
+    def run(ctx: ProveContext) -> CheckResult:
+        interrupts.check()  # a Ctrl-C swallowed somewhere still stops before the next check
+        started = time.perf_counter()
+        try:
+            result = fn(ctx)
+        except Unassessed as exc:
+            result = CheckResult(name, group, "unassessed", detail=str(exc), code="ES908")
+        except Exception as exc:
+            result = CheckResult(
+                name, group, "unassessed", detail=f"{type(exc).__name__}: {exc}", code="ES908"
+            )
+        result.seconds = time.perf_counter() - started
+        return result
+
+    return group, name, run

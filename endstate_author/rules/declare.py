@@ -1,0 +1,86 @@
+"""Declaring a rule: the ``@rule`` decorator, ``document()``, and the table they fill.
+
+A rule is declared where it is implemented::
+
+    @rule("ES101", "unknown-key")
+    def unknown_key(ctx: TaskContext) -> Iterator[Diagnostic]:
+        '''Unknown key, at any level.
+
+        ## What it checks
+        ...
+        ## Why it matters
+        ...
+        ## Example
+        ...
+        ## Fix
+        ...
+        '''
+
+The docstring *is* the documentation ``endstate-author rule ES101`` prints, so the code, its
+behaviour and its docs cannot drift apart. Finding a code: ``grep -rn '"ES101"'`` lands on the
+decorator; its tests are ``tests/rules/test_es1_manifest.py::test_es101_*``.
+
+``scope="task"`` rules run once per task folder; ``scope="suite"`` rules once per suite with
+every task's context; ``scope="prove"`` codes are documented here but emitted by prove.
+
+This module sits below both the rule families and :mod:`endstate_author.context` (which asks
+it for a code's default severity), and imports neither: :mod:`endstate_author.rules.registry`
+is the one that imports every family.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from endstate_author.diagnostics import Diagnostic, Severity
+
+Scope = Literal["task", "suite", "prove"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    scope: Scope
+    func: Callable[..., Iterable[Diagnostic]] | None
+    doc: str
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0] if self.doc.strip() else self.name
+
+    @property
+    def family(self) -> str:
+        return self.code[:3]
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(
+    code: str, name: str, severity: Severity = "error", *, scope: Scope = "task"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        if code in RULES:
+            raise RuntimeError(f"rule code {code} registered twice")
+        RULES[code] = Rule(code, name, severity, scope, func, inspect.getdoc(func) or "")
+        return func
+
+    return register
+
+
+def document(code: str, name: str, doc: str, severity: Severity = "error") -> None:
+    """Register a code that is emitted elsewhere (prove's ES9, the internal ES000)."""
+    if code in RULES:
+        raise RuntimeError(f"rule code {code} registered twice")
+    RULES[code] = Rule(code, name, severity, "prove", None, inspect.cleandoc(doc))
+
+
+def default_severity(code: str) -> Severity:
+    """The severity ``code`` was declared with; "error" for a code not (yet) registered."""
+    found = RULES.get(code)
+    return found.severity if found else "error"

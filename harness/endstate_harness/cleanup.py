@@ -1,0 +1,190 @@
+"""Cleaning up on every path out: signals deferred in critical sections, open sandboxes closed.
+
+Why a module of its own: every resource the harness makes (a scratch folder, a container, a
+process) must be gone after Ctrl-C, SIGTERM or interpreter exit, and the window between making
+a resource and recording it is where leaks happen. The sandboxes, the runner and the judge all
+use these two pieces; keeping them apart from the sandbox classes keeps each file about one
+thing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Protocol
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+class _Cleanup:
+    """Every sandbox still open in this process, closed at exit and on SIGTERM/SIGHUP.
+
+    Ctrl-C already unwinds through ``with``/``finally`` as KeyboardInterrupt. SIGTERM and
+    SIGHUP would kill the process without unwinding, leaving scratch folders and containers
+    behind, so while a sandbox is open they are turned into ``SystemExit`` (which unwinds the
+    same way) when the program has not installed handlers of its own. ``atexit`` closes
+    whatever is still open after that.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, _Closable] = {}
+        self._atexit_done = False
+        self._signals_done = False
+
+    def arm(self) -> None:
+        """Register the exit-time sweep and the SIGTERM/SIGHUP handlers (once).
+
+        Called before a sandbox makes anything, outside any :func:`defer_signals` section:
+        inside one the current handler is the deferring one, which would hide SIG_DFL.
+        """
+        with self._lock:
+            if not self._atexit_done:
+                atexit.register(self.close_all)
+                self._atexit_done = True
+        self._install_signal_handlers()
+
+    def add(self, box: _Closable) -> None:
+        self.arm()
+        with self._lock:
+            self._open[id(box)] = box
+
+    def discard(self, box: _Closable) -> None:
+        with self._lock:
+            self._open.pop(id(box), None)
+
+    def close_all(self) -> None:
+        # At exit a signal must not cut the sweep short: CPython reports an exception from an
+        # atexit callback and goes on exiting, so whatever was not closed yet would be leaked.
+        with at_exit_section():
+            with self._lock:
+                boxes = list(self._open.values())
+            for box in boxes:
+                try:
+                    box.close()
+                except Exception:  # at exit, one bad sandbox must not keep the others alive
+                    pass
+
+    def _install_signal_handlers(self) -> None:
+        if self._signals_done or threading.current_thread() is not threading.main_thread():
+            return
+        self._signals_done = True
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                if signal.getsignal(signum) is signal.SIG_DFL:
+                    signal.signal(signum, _exit_on_signal)
+            except (ValueError, OSError):  # not settable here (e.g. embedded interpreter)
+                pass
+
+
+def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+OPEN_SANDBOXES = _Cleanup()
+
+DEFERRED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals :func:`defer_signals` holds back: the ones a user or a CI runner sends to stop
+a run, whose Python handlers raise an exception wherever the main thread happens to be."""
+
+_SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+@contextmanager
+def defer_signals() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP back for the duration of a short critical section.
+
+    Why: Python runs a signal handler between two bytecodes of the main thread, so Ctrl-C's
+    KeyboardInterrupt (or the SystemExit a SIGTERM handler raises) can land between creating
+    a resource and recording it for cleanup: after ``mkdtemp`` but before the sandbox knows its
+    folder, while the Docker API creates a container whose id is not yet stored, or halfway
+    through ``close()``. Whatever exists at that instant is then leaked. Inside this block the
+    handlers are swapped for one that only records the signal; on the way out the original
+    handlers are put back and the first recorded signal is delivered to its handler, so the
+    exception is raised at a point where every resource is either recorded or gone.
+
+    Only the main thread can change handlers (and only there do they run), so on any other
+    thread this does nothing. Sections must stay short: a signal waits for them to end.
+    A handler installed from C (``signal.getsignal`` is None) cannot be restored, so that
+    signal is left alone.
+    """
+    pending: list[int] = []
+    previous: dict[int, _SignalHandler] = {}
+    try:
+        with _recording_signals() as (pending, previous):
+            yield
+    finally:  # delivered even when the block raised, as the handler would have been
+        if pending:
+            _deliver(pending[0], previous.get(pending[0]))
+
+
+@contextmanager
+def at_exit_section() -> Iterator[None]:
+    """Run an interpreter-exit sweep with SIGINT/SIGTERM/SIGHUP recorded and dropped.
+
+    Why not :func:`defer_signals`: at exit there is nothing left to stop. The program's work is
+    done and the sweep is the cleanup a signal would ask for; an exception raised from an
+    atexit callback is only printed ("Exception ignored in atexit callback") and skips the rest
+    of that callback, which is exactly the leak the sweep exists to prevent (a zygote's scratch
+    folder was once left this way by a SIGTERM during its ``wait``). The process exits with
+    the status it already had; SIGKILL still stops a sweep that hangs.
+    """
+    with _recording_signals():
+        yield
+
+
+@contextmanager
+def _recording_signals() -> Iterator[tuple[list[int], dict[int, _SignalHandler]]]:
+    """Swap the deferred signals' handlers for one that records them, and put them back.
+
+    Yields the record and the handlers it replaced. Only the main thread can change handlers
+    (and only there do they run), so on any other thread nothing is swapped.
+    """
+    pending: list[int] = []
+    previous: dict[int, _SignalHandler] = {}
+    if threading.current_thread() is not threading.main_thread():
+        yield pending, previous
+        return
+
+    def record(signum: int, _frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    try:
+        for signum in DEFERRED_SIGNALS:
+            try:
+                if signal.getsignal(signum) is None:
+                    continue
+                previous[signum] = signal.signal(signum, record)
+            except (ValueError, OSError):  # not settable here (an embedded interpreter)
+                continue
+        yield pending, previous
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]
+
+
+def _deliver(signum: int, handler: _SignalHandler) -> None:
+    """Act on a signal that arrived during a deferred section, as its handler would have."""
+    if callable(handler):
+        handler(signum, None)  # raises KeyboardInterrupt / SystemExit, as it would have
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signum)  # the default action (terminate) was wanted
+    # SIG_IGN: the signal was being ignored, so nothing happens
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of that pid exists (one of another user's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

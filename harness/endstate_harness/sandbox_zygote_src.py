@@ -1,0 +1,230 @@
+"""The warm interpreter that runs *inside* a sandbox: shipped as source, never imported.
+
+Why: a check of prove runs one Python program on the code under test (the judge's child, the
+hardened ``tests_pass`` runner, ``python -m unittest``); a fresh interpreter that imports the
+standard library (and, behind a pyenv shim, a dozen shell processes to find it) costs several
+times what the tests themselves do. This file is run as ``PYTHON FLAGS -c SOURCE FD PRELOAD``
+with the same interpreter, flags and environment as the program would get (only HOME and
+TMPDIR differ, and they are set per run), in an empty folder, imports the standard-library
+modules listed in PRELOAD (never anything of a tree: its working folder is empty), and then
+only waits for requests on the socket FD.
+
+A request is a ``marshal`` dict from the harness (never from a run: a run never holds the
+socket): ``spawn`` with three file descriptors (stdin, stdout, stderr) forks a run; ``reap``
+waits for one (the harness asks only after it saw the run end, so a pid stays reserved until
+then). The forked run sets itself up exactly as a fresh process would (its own session, the
+three descriptors and no other, the working folder, the whole environment, ``sys.argv``,
+``sys.path[0]``, a new ``__main__``) and falls out of :func:`_zygote` to run the program at
+the top level, so exit codes, ``SystemExit``, ``atexit`` and thread shutdown are the
+interpreter's own. Nothing a run does reaches the zygote: it is a separate process that never
+reads anything but the harness's requests.
+
+Stdlib only, Python 3.8+, no import beyond ``_io``, ``_socket`` and ``marshal`` (the
+sandbox's Python may be older than the harness's, and the run must not find the zygote's own
+helpers loaded).
+"""
+
+import _io
+import _socket
+import marshal
+import os
+import sys
+
+_SOCKET_MODULE_PRELOADED = False
+
+
+def _fds_of(ancillary):
+    fds = []
+    for level, kind, payload in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % 4
+            for i in range(0, usable, 4):
+                fds.append(int.from_bytes(payload[i:i + 4], sys.byteorder, signed=True))
+    return fds
+
+
+def _exit_code(status):
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    return -1
+
+
+def _valid_spawn(req, fds):
+    if type(req) is not dict or req.get("op") != "spawn" or len(fds) != 3:
+        return False
+    if type(req.get("cwd")) is not str or type(req.get("argv")) is not list:
+        return False
+    if type(req.get("orig_argv")) is not list or type(req.get("env")) is not dict:
+        return False
+    if req.get("mode") not in ("-c", "-m") or type(req.get("target")) is not str:
+        return False
+    strings = list(req["argv"]) + list(req["orig_argv"]) + list(req["env"]) + list(
+        req["env"].values())
+    return all(type(s) is str for s in strings)
+
+
+_CODES = {}  # type: dict[str, object]
+
+
+def _compiled(req):
+    """The ``-c`` program compiled once per text, exactly as the interpreter compiles it; None
+    when compiling it fails or warns, so that the run compiles it itself and reports that as
+    a fresh process would."""
+    source = req["target"]
+    code = _CODES.get(source)
+    if code is not None:
+        return code
+    saved, sys.stderr = sys.stderr, _io.StringIO()
+    try:
+        code = compile(source, "<string>", "exec")
+        warned = sys.stderr.getvalue()
+    except BaseException:
+        return None
+    finally:
+        sys.stderr = saved
+    if warned:
+        return None
+    if len(_CODES) >= 8:
+        _CODES.clear()
+    _CODES[source] = code
+    return code
+
+
+def _remove_own_folder(folder):
+    """The harness is gone (killed, say, with no chance to tidy up): the zygote's folder, which
+    it made, goes with the zygote. Never follows a link; whatever cannot go is left."""
+    def remove(path):
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    remove(entry.path)
+                    os.rmdir(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+    if os.path.basename(folder).startswith("endstate-zygote-"):
+        remove(folder)
+        try:
+            os.chdir("/")
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+def _gone(folder):
+    _remove_own_folder(folder)
+    os._exit(0)
+
+
+def _zygote():
+    """Serve until the socket closes; returns ``(request, fds, code)`` only in a forked run."""
+    global _SOCKET_MODULE_PRELOADED
+    sock = _socket.socket(fileno=int(sys.argv[1]))
+    for name in [n for n in sys.argv[2].split(",") if n]:
+        try:
+            __import__(name)
+        except BaseException:  # what cannot load here loads (or fails) in the run itself
+            pass
+    _SOCKET_MODULE_PRELOADED = "_socket" in sys.argv[2].split(",")
+    tops = sorted({n.partition(".")[0] for n in sys.modules})
+    sock.send(marshal.dumps({"ready": True, "modules": tops, "cwd": os.getcwd(),
+                             "environ": dict(os.environ)}))
+    space = _socket.CMSG_SPACE(4 * 8)
+    folder = os.getcwd()
+    while True:
+        try:
+            data, ancillary, _flags, _addr = sock.recvmsg(1 << 22, space)
+        except OSError:
+            _gone(folder)
+        fds = _fds_of(ancillary)
+        if not data:
+            _gone(folder)
+        try:
+            req = marshal.loads(data)
+        except Exception:
+            req = None
+        if type(req) is dict and req.get("op") == "reap" and type(req.get("pid")) is int:
+            for fd in fds:
+                os.close(fd)
+            try:
+                _, status = os.waitpid(req["pid"], 0)
+                answer = {"status": _exit_code(status)}
+            except ChildProcessError:
+                answer = {"error": "no such run"}
+            sock.send(marshal.dumps(answer))
+            continue
+        if not _valid_spawn(req, fds):
+            for fd in fds:
+                os.close(fd)
+            sock.send(marshal.dumps({"error": "bad request"}))
+            continue
+        code = _compiled(req) if req["mode"] == "-c" else None
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            sock.send(marshal.dumps({"error": "fork: " + str(exc)}))
+            continue
+        if pid == 0:
+            sock.close()
+            return req, fds, code
+        for fd in fds:
+            os.close(fd)
+        sock.send(marshal.dumps({"pid": pid}))
+
+
+def _become(req, fds):
+    """In the forked run: what a fresh ``PYTHON FLAGS -c/-m …`` in ``cwd`` would be."""
+    zygote_cwd = os.getcwd()
+    os.setsid()
+    moved = [os.dup(fd) if fd <= 2 else fd for fd in fds]  # none of them clobbers another
+    for target, fd in enumerate(moved):
+        os.dup2(fd, target)
+    os.closerange(3, 1 << 16)  # a fresh process has nothing but its three streams
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    main = type(sys)("__main__")
+    main.__dict__.update({
+        "__builtins__": sys.modules["builtins"], "__loader__": None, "__spec__": None,
+        "__package__": None, "__annotations__": {},
+    })
+    loader = getattr(sys.modules.get("_frozen_importlib"), "BuiltinImporter", None)
+    main.__loader__ = loader
+    sys.modules["__main__"] = main
+    if sys.path and sys.path[0] == zygote_cwd:  # -m puts the starting folder first
+        sys.path[0] = req["cwd"]
+    sys.argv = list(req["argv"])
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv = list(req["orig_argv"])
+    if not _SOCKET_MODULE_PRELOADED:
+        sys.modules.pop("_socket", None)
+    return main
+
+
+_request, _fds, _code = _zygote()
+_main = _become(_request, _fds)
+try:
+    if _request["mode"] == "-c":
+        if _code is None:
+            _code = compile(_request["target"], "<string>", "exec")
+        exec(_code, _main.__dict__)
+    else:
+        import runpy
+
+        runpy._run_module_as_main(_request["target"], True)  # type: ignore[attr-defined]
+except SystemExit:
+    raise
+except BaseException as _exc:  # the interpreter's own report, without this file's frame
+    _tb = _exc.__traceback__
+    _tb = _tb.tb_next if _tb is not None else None
+    sys.excepthook(type(_exc), _exc.with_traceback(_tb), _tb)
+    raise SystemExit(1) from None

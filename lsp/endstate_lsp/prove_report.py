@@ -1,0 +1,141 @@
+"""Reading what prove prints for the server: its JSON report, its ``--progress-json`` lines,
+and where its findings about task.json go.
+
+Why this module exists: the protocol side of prove on save (:mod:`endstate_lsp.prove_on_save`)
+starts, streams and cancels runs; turning prove's output into a
+:class:`~endstate_lsp.state.ProveResult` and placing whole-manifest findings at the grader they
+name is a separate, pure concern, shared with the diagnostics feature.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from endstate_author.diagnostics import Diagnostic, Severity
+from endstate_author.jsonpos import JsonDocument, parse
+from endstate_lsp.state import ProveResult
+
+
+def event_of(text: str) -> dict[str, Any] | None:
+    """A ``--progress-json`` line as an object (None for any other line prove printed)."""
+    if not text.startswith("{"):
+        return None
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def read_prove(
+    out: bytes, code: int | None, seconds: float, cwd: Path, stderr: str = ""
+) -> ProveResult:
+    """prove's JSON report → findings and a one-line summary for the code lens (with what
+    prove said on stderr when there is no report: one error before any check ran)."""
+    try:
+        report = json.loads(out.decode("utf-8", errors="replace") or "null")
+    except ValueError:
+        report = None
+    if not isinstance(report, dict):
+        why = f": {stderr[:300]}" if stderr else ", no JSON report"
+        return ProveResult(False, f"prove failed to run (exit {code}{why})", seconds)
+    diags: list[Diagnostic] = []
+    for item in report.get("diagnostics") or []:
+        if not isinstance(item, dict) or not isinstance(item.get("code"), str):
+            continue
+        file = Path(str(item.get("file") or "task.json"))
+        if not file.is_absolute():
+            file = cwd / file
+        sev: Severity = "warning" if item.get("severity") == "warning" else "error"
+        diags.append(
+            Diagnostic(
+                code=item["code"],
+                severity=sev,
+                message=str(item.get("message", "")),
+                file=file,
+                line=_int(item.get("line"), 1),
+                column=_int(item.get("column"), 1),
+                end_line=_int(item.get("end_line"), _int(item.get("line"), 1)),
+                end_column=_int(item.get("end_column"), _int(item.get("column"), 1)),
+            )
+        )
+    checks = [
+        c
+        for t in report.get("tasks") or []
+        if isinstance(t, dict)
+        for c in t.get("checks") or []
+        if isinstance(c, dict)
+    ]
+    outcomes = [str(c.get("outcome")) for c in checks]
+    failed = [str(c.get("check")) for c in checks if c.get("outcome") == "fail"]
+    unassessed = [str(c.get("check")) for c in checks if c.get("outcome") == "unassessed"]
+    if failed:
+        summary = f"prove failed: {', '.join(failed[:3])}" + (" …" if len(failed) > 3 else "")
+    elif unassessed:
+        summary = f"prove unassessed: {', '.join(unassessed[:3])}"
+    elif diags:
+        summary = f"prove: {len(diags)} findings"
+    else:
+        summary = f"proved: {outcomes.count('pass')} checks passed"
+    scores = [
+        t["mutation_score"]
+        for t in report.get("tasks") or []
+        if isinstance(t, dict) and isinstance(t.get("mutation_score"), dict)
+    ]
+    if scores:
+        killed = sum(_int(s.get("killed"), 0) for s in scores)
+        run = sum(_int(s.get("run"), 0) for s in scores)
+        summary += f", mutants {killed}/{run} killed"
+    summary += f", {seconds:.1f} s"
+    ok = not failed and not unassessed and not any(d.severity == "error" for d in diags)
+    return ProveResult(ok, summary, seconds, diags)
+
+
+def _int(value: Any, default: int) -> int:
+    return (
+        value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+    )
+
+
+def place_findings(diags: list[Diagnostic], data: bytes) -> list[Diagnostic]:
+    """Put prove findings about task.json as a whole at the grader each names, or at the
+    graders array (prove reports line 1, column 1 for them); the buffer is parsed once."""
+    doc: JsonDocument | None = None
+    out = []
+    for diag in diags:
+        if diag.file.name != "task.json" or (diag.line, diag.column) != (1, 1):
+            out.append(diag)
+            continue
+        if doc is None:
+            doc = parse(data)
+        out.append(_place(diag, doc))
+    return out
+
+
+def _place(diag: Diagnostic, doc: JsonDocument) -> Diagnostic:
+    graders = doc.node_at_path(("graders",))
+    if graders is None:
+        return diag
+    target = graders
+    if graders.kind == "array":
+        for item in graders.items:
+            name = item.get("name") if item.kind == "object" else None
+            if name is not None and isinstance(name.value, str):
+                short = name.value.rsplit(":", 1)[-1]
+                if name.value in diag.message or f"{short}" in diag.message:
+                    target = item
+                    break
+    sl, sc = doc.index.position(target.start)
+    el, ec = doc.index.position(target.end)
+    return replace(
+        diag,
+        line=sl + 1,
+        column=sc + 1,
+        end_line=el + 1,
+        end_column=ec + 1,
+        start_offset=target.start,
+        end_offset=target.end,
+    )

@@ -1,0 +1,84 @@
+"""Choosing an executor, and the content-addressed task archive a cluster node receives.
+
+Fast and engine-free: the command line's validation (bad input is one message and exit 2),
+and that an archive is deterministic, names its bytes, carries the suite's own grader module,
+and unpacks into a one-task suite the node can load. The cluster itself is exercised in
+``test_ray_cluster.py``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from endstate_author.executors import ExecutorError, choose_executor
+from endstate_author.executors.archive import pack, remove, unpack
+from endstate_author.testing.tasks import TaskBuilder, good
+from endstate_harness.task import load_task
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_choose_executor(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not choose_executor("local", None).remote
+    assert choose_executor("ray", None).address is None
+    assert choose_executor("ray", "10.0.0.1:6379").address == "10.0.0.1:6379"
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
+    assert choose_executor("ray", "auto").address == "head:6379"
+    monkeypatch.delenv("RAY_ADDRESS")
+    with pytest.raises(ExecutorError, match=r"\$RAY_ADDRESS"):
+        choose_executor("ray", "auto")
+    with pytest.raises(ExecutorError, match="needs --executor ray"):
+        choose_executor("local", "head:6379")
+    with pytest.raises(ExecutorError, match="must be one of"):
+        choose_executor("spark", None)
+
+
+@pytest.mark.parametrize("command", ["prove", "eval"])
+def test_an_address_without_the_ray_executor_is_one_message(command: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "endstate_author", command, str(REPO / "tasks"), "--address", "x:1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "needs --executor ray" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_archive_is_content_addressed_and_carries_suite_graders(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "house_graders.py").write_text(
+        "from endstate.evals.graders import GradeResult\n\n"
+        "def always(sandbox, **kw):\n    return GradeResult(True, 'ok')\n"
+    )
+    manifest = good()
+    manifest["graders"] = [*manifest["graders"], {"name": "house_graders:always"}]
+    root = TaskBuilder(suite)(manifest, name="t1")
+    task = load_task(root)
+    first, again = pack(task, suite), pack(task, suite)
+    assert first.digest == again.digest and first.data == again.data
+    (root / "prompt.md").write_text("Something else.\n")
+    assert pack(load_task(root), suite).digest != first.digest
+    scratch, copy = unpack(first)
+    try:
+        assert copy.name == "t1" and (copy.parent / "house_graders.py").is_file()
+        for path in root.rglob("*"):
+            twin = copy / path.relative_to(root)
+            if path.name == "prompt.md":
+                continue
+            assert twin.exists(), path
+            if path.is_file():
+                assert twin.read_bytes() == path.read_bytes()
+        assert load_task(copy).id == task.id
+    finally:
+        remove(scratch)
+    assert not scratch.exists()
+    damaged = type(first)(first.digest, first.folder, first.data[:-1] + b"x")
+    with pytest.raises(ValueError, match="damaged"):
+        unpack(damaged)

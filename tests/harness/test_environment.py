@@ -1,0 +1,207 @@
+"""One rule for "the environment failed, not the task": eval's error and prove's ES908 agree.
+
+The classifier (:mod:`endstate_harness.environment`) is shown on its own (with a probe that
+answers from a set), then through the runner (eval: a result with ``error``) and through
+prove's grading (``Unassessed``) on real local sandboxes, including the end states that must
+stay *failures*: a forged "not found" from the agent's code, a deleted script, a missing
+program the agent's own code calls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from endstate_author.prove.grading import grade_end_state
+from endstate_author.prove.model import Unassessed
+from endstate_author.prove.sandbox import SandboxSpec
+from endstate_harness.agent.oracle import oracle_provider, task_oracle_steps
+from endstate_harness.agent.providers import ScriptedProvider
+from endstate_harness.environment import (
+    command_programs,
+    environment_failure,
+    exec_environment_failure,
+    programs_of,
+)
+from endstate_harness.runner import run_task
+from endstate_harness.sandbox import ExecResult
+from endstate_harness.task import GraderSpec, Task
+from endstate_harness.verdict import Check, Verdict
+from tests.harness.test_runner import make_task
+
+MISSING = "endstate-no-such-tool"
+LOCAL = {"sandbox_kind": "local"}
+
+
+def spec(name: str = "endstate.evals.graders:command_succeeds", **args: Any) -> GraderSpec:
+    return GraderSpec(name=name, args=args)
+
+
+def probe_with(*present: str):  # type: ignore[no-untyped-def]
+    asked: list[str] = []
+
+    def probe(program: str) -> str:
+        asked.append(program)
+        return "present" if program in present else "absent"
+
+    probe.asked = asked  # type: ignore[attr-defined]
+    return probe
+
+
+def failed(detail: str, name: str = "`x` exits 0") -> Verdict:
+    return Verdict.from_checks([Check(name=name, passed=False, detail=detail)])
+
+
+# ----- the rule on its own --------------------------------------------------------------------
+
+
+def test_programs_a_grader_runs() -> None:
+    assert command_programs("python -m unittest discover -s tests -t . -q") == ["python"]
+    assert command_programs("cd pkg && FOO=1 env python3 -m x 2>&1 | tee out; pytest -q") == [
+        "cd",
+        "python3",
+        "tee",
+        "pytest",
+    ]
+    assert command_programs("if python -c 1; then true; fi") == ["python", "true"]
+    assert command_programs("./run_tests.sh") == []  # a file of the tree, never the image's
+    assert command_programs("scripts/check --all") == []
+    specs = [
+        spec(command="python -m unittest"),
+        spec("endstate_harness.graders:tests_pass"),
+        spec("endstate_harness.graders:judged_tests", python="python3.12"),
+        spec("endstate_harness.graders:tests_pass", python="/opt/py/bin/python"),
+    ]
+    assert programs_of(specs) == ["python", "python3", "python3.12"]
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [
+        "exit 127\n/bin/sh: 1: python: not found",  # dash
+        "exit 127\nbash: line 1: python: command not found",  # bash
+        "exit 127\nsh: python: not found",  # busybox
+        "the judge failed: FileNotFoundError: [Errno 2] No such file or directory: 'python'",
+        "exit 127\nenv: 'python': No such file or directory",
+    ],
+)
+def test_a_missing_interpreter_the_task_runs_is_the_environments(detail: str) -> None:
+    probe = probe_with("sh", "python3")
+    why = environment_failure(failed(detail), specs=[spec(command="python -m t")], probe=probe)
+    assert why is not None and "`python` is not installed in the sandbox" in why
+
+
+def test_the_message_is_verified_and_must_name_a_program_of_the_task() -> None:
+    specs = [spec(command="python3 -m unittest")]
+    forged = failed("exit 127\n/bin/sh: 1: python3: not found")
+    assert environment_failure(forged, specs=specs, probe=probe_with("python3")) is None
+    # the agent's code called a tool the image lacks: its failure, not the environment's
+    own = failed("exit 1\nsh: 1: frobnicate: not found\nFAILED (errors=1)")
+    assert environment_failure(own, specs=specs, probe=probe_with()) is None
+    # a script of the tree that the agent deleted: the path is never a program of the image
+    script = failed("exit 127\n/bin/sh: 1: ./run_tests.sh: not found")
+    assert (
+        environment_failure(script, specs=[spec(command="./run_tests.sh")], probe=probe_with())
+        is None
+    )
+    # no probe, no trust
+    real = failed("exit 127\n/bin/sh: 1: python3: not found")
+    assert environment_failure(real, specs=specs, probe=None) is None
+    # a pass is never an error
+    assert environment_failure(Verdict.ok(), specs=specs, probe=probe_with()) is None
+
+
+def test_a_grader_that_cannot_load_is_the_environments() -> None:
+    name = "suite_graders:check"
+    verdict = Verdict.fail(f"{name}: cannot resolve: cannot import 'suite_graders': boom")
+    why = environment_failure(verdict, specs=[spec(name)], probe=None)
+    assert why is not None and "could not be loaded" in why and "boom" in why
+
+
+def test_an_unrunnable_sandbox_is_the_environments() -> None:
+    oci = "exit 126\nOCI runtime exec failed: exec failed: unable to start container process"
+
+    def broken(program: str) -> str:
+        return "broken"
+
+    why = environment_failure(failed(oci), specs=[spec(command="true")], probe=broken)
+    assert why is not None and "cannot run commands" in why
+    assert (
+        environment_failure(failed(oci), specs=[spec(command="true")], probe=probe_with("sh"))
+        is None
+    )
+
+
+def test_one_command_and_its_exec_result() -> None:
+    missing = ExecResult(127, "", "/bin/sh: 1: python: not found")
+    assert exec_environment_failure("python -m x", missing, probe_with()) is not None
+    assert exec_environment_failure("python -m x", missing, probe_with("python")) is None
+    assert (
+        exec_environment_failure("python -m x", ExecResult(1, "", missing.stderr), probe_with())
+        is None
+    )
+
+
+# ----- through the runner (eval) and prove's grading, on the local sandbox --------------------
+
+
+def _graded(task: Task) -> str:
+    """What prove's grading says of the solution: 'unassessed: …', 'fail' or 'pass'."""
+    try:
+        graded = grade_end_state(task, SandboxSpec("local"), overlays=[task.solution])  # type: ignore[list-item]
+    except Unassessed as exc:
+        return f"unassessed: {exc}"
+    return "pass" if graded.verdict.passed else "fail"
+
+
+def _task(tmp_path: Path, task_id: str, command: str, **kw: Any) -> Task:
+    graders = [{"name": "endstate.evals.graders:command_succeeds", "args": {"command": command}}]
+    return make_task(tmp_path, task_id, manifest={"graders": graders}, **kw)
+
+
+def test_a_program_missing_from_the_sandbox_is_an_error_in_eval_and_unassessed_in_prove(
+    tmp_path: Path,
+) -> None:
+    task = _task(tmp_path, "missing", f"{MISSING} --check")
+    result = run_task(task, provider_factory=oracle_provider, **LOCAL)
+    assert not result.passed and result.error, result
+    assert f"`{MISSING}` is not installed" in result.error
+    assert _graded(task).startswith(f"unassessed: `{MISSING}` is not installed")
+
+
+def test_a_grader_that_cannot_import_is_an_error_in_eval_and_unassessed_in_prove(
+    tmp_path: Path,
+) -> None:
+    task = make_task(tmp_path, "noimport", manifest={"graders": [{"name": "no_such_mod_xyz:g"}]})
+    result = run_task(task, provider_factory=oracle_provider, **LOCAL)
+    assert result.error and "could not be loaded" in result.error, result
+    assert "could not be loaded" in _graded(task)
+
+
+def test_a_forged_not_found_from_the_agents_code_is_a_failure(tmp_path: Path) -> None:
+    """The code under test prints the shell's message and exits 127; python3 is there."""
+    forged = (
+        "import os, sys\n"
+        "sys.stderr.write('/bin/sh: 1: python3: not found\\n'); sys.stderr.flush()\n"
+        "os._exit(127)\n"
+    )
+    task = make_task(tmp_path, "forged")
+    (task.solution / "pkg" / "mod.py").write_text(forged)  # type: ignore[operator]
+    result = run_task(task, provider_factory=oracle_provider, **LOCAL)
+    assert not result.passed and not result.error, result
+    assert any("python3: not found" in c.detail for c in result.checks)
+    assert _graded(task) == "fail"
+
+
+def test_a_script_the_agent_deleted_is_a_failure(tmp_path: Path) -> None:
+    deleting = [[{"tool": "bash", "args": {"command": "rm run_tests.sh"}}]]
+    task = _task(tmp_path, "script", "./run_tests.sh", oracle=deleting)
+    script = task.fixture / "run_tests.sh"
+    script.write_text("#!/bin/sh\nexec python3 -m unittest discover -s tests -t . -q\n")
+    script.chmod(0o755)
+    steps = task_oracle_steps(task)
+    result = run_task(task, provider_factory=lambda t: ScriptedProvider(steps), **LOCAL)
+    assert not result.passed and not result.error, result
+    assert any("not found" in c.detail for c in result.checks), result.checks

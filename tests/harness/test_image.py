@@ -1,0 +1,64 @@
+"""The sandbox image: the mirror read from apt's configuration, and the one resolution order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from endstate_harness import image
+from endstate_harness.docker_daemon import DEFAULT_IMAGE, IMAGE_ENV
+
+MIRROR = "http://mirror.invalid/debian"
+
+
+def test_one_line_sources(tmp_path: Path) -> None:
+    listing = tmp_path / "sources.list"
+    listing.write_text(
+        "# a comment\n"
+        f"deb {MIRROR}-security bookworm-security main\n"
+        f"deb [arch=amd64 signed-by=/k.gpg] {MIRROR}/ bookworm main contrib\n"
+    )
+    assert image.apt_mirror((listing,)) == (MIRROR, "bookworm")
+
+
+def test_deb822_sources(tmp_path: Path) -> None:
+    folder = tmp_path / "sources.list.d"
+    folder.mkdir()
+    (folder / "debian.sources").write_text(
+        "Types: deb\n# comment\nURIs: " + MIRROR + "\nSuites: bookworm bookworm-updates\n"
+        "Components: main\n\nTypes: deb\nURIs: " + MIRROR + "-security\n"
+        "Suites: bookworm-security\nComponents: main\n"
+    )
+    (folder / "other.list.disabled").write_text(f"deb {MIRROR}2 trixie main\n")
+    assert image.apt_mirror((tmp_path / "missing.list", folder)) == (MIRROR, "bookworm")
+
+
+def test_no_apt_configuration_is_none(tmp_path: Path) -> None:
+    assert image.apt_mirror((tmp_path / "sources.list", tmp_path / "d")) is None
+
+
+def test_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(IMAGE_ENV, "from-env:1")
+    assert image.resolve_image("given:1", "0.1.0", check=False).image == "given:1"
+    assert image.resolve_image(None, "0.1.0", check=False).image == "from-env:1"
+    monkeypatch.delenv(IMAGE_ENV)
+    fallback = image.resolve_image(None, "0.1.0", check=False)
+    assert fallback.image == DEFAULT_IMAGE and "default" in fallback.reason
+
+
+def test_the_toolkit_image_wins_over_the_default_when_built(docker_image: str) -> None:
+    """With a daemon: a present toolkit image is chosen without any flag or variable."""
+    client = __import__("docker").from_env()
+    try:
+        own = image.own_image("0.0.0-test")
+        client.images.get(docker_image).tag(own.split(":")[0], own.split(":")[1])
+        try:
+            resolved = image.resolve_image(None, "0.0.0-test")
+            if resolved.reason.startswith("$"):
+                pytest.skip("$ENDSTATE_SANDBOX_IMAGE is set in this environment")
+            assert resolved.image == own and resolved.present
+        finally:
+            client.images.remove(own)
+    finally:
+        client.close()

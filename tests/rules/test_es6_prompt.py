@@ -1,0 +1,120 @@
+"""ES6 — the prompt and the graders agree: draws and the near-misses that must stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from endstate_author.diagnostics import Diagnostic
+from endstate_author.testing.tasks import FIXTURE, GUIDE_GRADERS, HOLDOUT, good
+from tests.rules.conftest import TaskBuilder, lint
+
+HOLDOUT_NEW_NAME = {
+    **HOLDOUT,
+    "tests/test_holdout_pad.py": (
+        "import unittest\n\nfrom chunker.core import chunk_padded\n\n\n"
+        "class PadTest(unittest.TestCase):\n"
+        "    def test_pad(self):\n"
+        "        self.assertEqual(chunk_padded([1], 2, fill=0), [[1, 0]])\n"
+    ),
+}
+SOLUTION_PADDED = {
+    "chunker/core.py": (
+        "def chunk(items, size):\n"
+        "    return [items[i:i + size] for i in range(0, len(items), size)]\n\n\n"
+        "def chunk_padded(items, size, fill=None):\n"
+        "    out = chunk(items, size)\n"
+        "    if out and len(out[-1]) < size:\n"
+        "        out[-1] = out[-1] + [fill] * (size - len(out[-1]))\n"
+        "    return out\n"
+    ),
+}
+
+
+def _hits(task: Path, code: str) -> list[Diagnostic]:
+    return [d for d in lint(task) if d.code == code]
+
+
+def test_es601_holdout_calls_a_name_the_prompt_never_gives(make_task: TaskBuilder) -> None:
+    task = make_task(
+        prompt="Make chunking keep the final partial chunk.\n",
+        holdout=HOLDOUT_NEW_NAME,
+        solution=SOLUTION_PADDED,
+    )
+    hits = _hits(task, "ES601")
+    assert [(d.message.split("`")[1], d.line, d.column, d.end_column) for d in hits] == [
+        ("chunk_padded", 3, 26, 38),
+        ("fill", 8, 47, 51),
+    ]
+    assert all(d.file == task / "holdout/tests/test_holdout_pad.py" for d in hits)
+    assert all(d.severity == "warning" for d in hits)
+
+
+def test_es601_near_miss_backticks_prose_or_fixture(make_task: TaskBuilder) -> None:
+    for prompt in (
+        "Add `chunk_padded(items, size, fill=None)` to chunker/core.py.\n",
+        "Add a chunk padded helper whose fill argument pads the tail.\n",
+    ):
+        task = make_task(prompt=prompt, holdout=HOLDOUT_NEW_NAME, solution=SOLUTION_PADDED)
+        assert not _hits(task, "ES601"), prompt
+    # the fixture already has the name (a stub the agent completes): nothing to guess
+    fixture = dict(FIXTURE)
+    fixture["chunker/core.py"] += (
+        "\n\ndef chunk_padded(items, size, fill=None):\n    raise NotImplementedError\n"
+    )
+    task = make_task(prompt="Finish the padding helper.\n", fixture=fixture,
+                     holdout=HOLDOUT_NEW_NAME, solution=SOLUTION_PADDED)  # fmt: skip
+    assert not _hits(task, "ES601")
+
+
+def test_es602_required_or_created_path_unnamed(make_task: TaskBuilder) -> None:
+    graders = [*GUIDE_GRADERS, {"name": "endstate.evals.graders:paths_exist",
+                                "args": {"paths": ["chunker/pad.py"]}}]  # fmt: skip
+    task = make_task(
+        good(graders=graders),
+        prompt="Make the failing test pass.\n",
+        solution={**SOLUTION_PADDED, "chunker/pad.py": "PAD = 0\n"},
+    )
+    hits = _hits(task, "ES602")
+    assert len(hits) == 1 and "chunker/pad.py" in hits[0].message
+    assert hits[0].file == task / "task.json"
+
+
+def test_es602_near_miss_path_named(make_task: TaskBuilder) -> None:
+    graders = [*GUIDE_GRADERS, {"name": "endstate.evals.graders:paths_exist",
+                                "args": {"paths": ["chunker/pad.py"]}}]  # fmt: skip
+    for prompt in ("Put the padding in `chunker/pad.py`.\n", "Add a module chunker.pad.\n"):
+        task = make_task(
+            good(graders=graders),
+            prompt=prompt,
+            solution={**SOLUTION_PADDED, "chunker/pad.py": "PAD = 0\n"},
+        )
+        assert not _hits(task, "ES602"), prompt
+
+
+def test_es603_promise_nothing_grades(make_task: TaskBuilder) -> None:
+    fixture = {**FIXTURE, "chunker/render.py": "def render(rows):\n    return str(rows)\n"}
+    task = make_task(
+        prompt="Fix `chunk()` so the tail is kept.\n\nAlso make `render()` escape pipes.\n",
+        fixture=fixture,
+    )
+    hits = _hits(task, "ES603")
+    assert len(hits) == 1 and "`render`" in hits[0].message
+    assert (hits[0].file.name, hits[0].line, hits[0].column) == ("prompt.md", 3, 11)
+
+
+def test_es603_near_miss_graded_or_not_asked(make_task: TaskBuilder) -> None:
+    fixture = {**FIXTURE, "chunker/render.py": "def render(rows):\n    return str(rows)\n"}
+    for prompt in (
+        "Fix `chunk()` so the tail is kept.\n",  # graded by the tests
+        "Fix `chunk()`. Do not change `render()`.\n",  # a negation, not a promise
+        "Fix `chunk()`; `render()` shows the result.\n",  # no change asked of render
+        "Fix `chunk()` following the rules in `render()`.\n",  # a reference
+    ):
+        task = make_task(prompt=prompt, fixture=fixture)
+        assert not _hits(task, "ES603"), prompt
+
+
+def test_es6_silent_on_every_shipped_task() -> None:
+    suite = Path(__file__).resolve().parents[2] / "tasks"
+    hits = [(d.code, str(d.file), d.message) for d in lint(suite) if d.code.startswith("ES6")]
+    assert hits == []
