@@ -8,11 +8,19 @@ so a green run without Docker cannot be mistaken for a run with it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# A shell starts background jobs with SIGINT ignored (``make test &``, CI runners that detach),
+# and an ignored signal stays ignored across exec: the interrupt tests would then send Ctrl-C
+# to processes that cannot hear it. A handler of our own is reset to the default on exec, so
+# every process these tests start hears SIGINT again, as it does from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def make_fixture_tree(root: Path) -> Path:
