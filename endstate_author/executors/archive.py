@@ -16,6 +16,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,12 +105,17 @@ def pack(task: Task, suite_root: Path) -> TaskArchive:
     return TaskArchive(hashlib.sha256(data).hexdigest(), folder, data)
 
 
-def unpack(archive: TaskArchive) -> tuple[Path, Path]:
+def unpack(
+    archive: TaskArchive, on_folder: Callable[[Path], None] | None = None
+) -> tuple[Path, Path]:
     """Unpack into a fresh scratch folder; returns (scratch, task root). The caller removes
-    the scratch folder (:func:`remove`)."""
+    the scratch folder (:func:`remove`). ``on_folder`` is told the folder as soon as it
+    exists, before the (longer) unpacking, so that whoever must remove it knows it then."""
     if hashlib.sha256(archive.data).hexdigest() != archive.digest:
         raise ValueError(f"task archive {archive.digest[:12]} arrived damaged")
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    if on_folder is not None:
+        on_folder(scratch)
     try:
         with tarfile.open(fileobj=io.BytesIO(archive.data), mode="r") as tar:
             tar.extractall(scratch, filter="tar")

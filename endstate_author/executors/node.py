@@ -6,7 +6,9 @@ executor runs (:func:`endstate_author.prove.run.prove_task`,
 here writes outside its scratch folder: the prove cache stays off (the driver answers from
 it and fills it) and the attempt's session store is a scratch file whose bytes go back to
 the driver. On cancellation (the engine raises KeyboardInterrupt in the unit's thread)
-every sandbox the unit opened is closed — containers removed — before it ends.
+every sandbox the unit opened is closed — containers removed — before it ends. The engine
+may also kill the worker outright (it does when the driver's job ends), so a watcher process
+(:mod:`endstate_harness.watchdog`) removes the unit's scratch folder and containers then.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from __future__ import annotations
 import dataclasses
 import socket
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from endstate_author.executors.archive import TaskArchive, remove, unpack
 from endstate_author.prove.model import ProveOptions, TaskProof
 from endstate_author.prove.run import prove_task
+from endstate_harness import watchdog
 from endstate_harness.agent.session import SessionStore
 from endstate_harness.cleanup import OPEN_SANDBOXES
 from endstate_harness.runner import TaskResult, run_task
@@ -29,10 +33,22 @@ def host() -> str:
     return socket.gethostname()
 
 
+def _unpack_guarded(archive: TaskArchive) -> tuple[Path, Path]:
+    """Unpack the task, with a watcher that removes it (and this worker's containers) if the
+    engine kills the worker before the unit ends."""
+    watchdog.guard(docker=True)
+    return unpack(archive, on_folder=watchdog.protect)
+
+
+def _remove_guarded(scratch: Path) -> None:
+    remove(scratch)
+    watchdog.release(scratch)
+
+
 def prove_unit(archive: TaskArchive, options: ProveOptions) -> TaskProof:
     """Every check of one task, on this node; paths in the proof are the scratch copy's."""
     remote = dataclasses.replace(options, use_cache=False, on_check=None)
-    scratch, root = unpack(archive)
+    scratch, root = _unpack_guarded(archive)
     pool = ThreadPoolExecutor(max_workers=remote.jobs) if remote.jobs > 1 else None
     try:
         return prove_task(root, remote, pool, root.parent)
@@ -43,14 +59,14 @@ def prove_unit(archive: TaskArchive, options: ProveOptions) -> TaskProof:
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-        remove(scratch)
+        _remove_guarded(scratch)
 
 
 def attempt_unit(
     archive: TaskArchive, attempt: int, run_kwargs: dict[str, Any]
 ) -> tuple[TaskResult, bytes]:
     """One attempt of one task, on this node: its result and its session store's bytes."""
-    scratch, root = unpack(archive)
+    scratch, root = _unpack_guarded(archive)
     try:
         task = load_task(root)
         store_path = scratch / "sessions.sqlite3"
@@ -68,4 +84,4 @@ def attempt_unit(
             raise
         return result, store_path.read_bytes()
     finally:
-        remove(scratch)
+        _remove_guarded(scratch)

@@ -47,7 +47,7 @@ class _Cleanup:
         """
         with self._lock:
             if not self._atexit_done:
-                atexit.register(self.close_all)
+                atexit.register(self._at_exit)
                 self._atexit_done = True
         self._install_signal_handlers()
 
@@ -61,16 +61,21 @@ class _Cleanup:
             self._open.pop(id(box), None)
 
     def close_all(self) -> None:
-        # At exit a signal must not cut the sweep short: CPython reports an exception from an
-        # atexit callback and goes on exiting, so whatever was not closed yet would be leaked.
-        with at_exit_section():
+        """Close every open sandbox; a signal meanwhile is acted on once all are closed."""
+        with defer_signals():
             with self._lock:
                 boxes = list(self._open.values())
             for box in boxes:
                 try:
                     box.close()
-                except Exception:  # at exit, one bad sandbox must not keep the others alive
+                except Exception:  # one bad sandbox must not keep the others alive
                     pass
+
+    def _at_exit(self) -> None:
+        # At exit a signal must not cut the sweep short: CPython reports an exception from an
+        # atexit callback and goes on exiting, so whatever was not closed yet would be leaked.
+        with at_exit_section():
+            self.close_all()
 
     def _install_signal_handlers(self) -> None:
         if self._signals_done or threading.current_thread() is not threading.main_thread():

@@ -28,6 +28,7 @@ import queue
 import threading
 from pathlib import Path
 
+from endstate_harness import watchdog
 from endstate_harness.cleanup import OPEN_SANDBOXES, at_exit_section
 from endstate_harness.tree import remove_tree
 
@@ -48,6 +49,8 @@ class _Reaper:
             remove_tree(path)
             return
         hidden = path.with_name(f"{_PREFIX}{path.name}")
+        if watchdog.watched():  # registered before it exists: a kill in between is covered
+            watchdog.protect(hidden)
         try:
             os.rename(path, hidden)
         except OSError:
@@ -72,6 +75,8 @@ class _Reaper:
                     remove_tree(path)
                 except OSError:
                     pass
+                if watchdog.watched():
+                    watchdog.release(path)
             finally:
                 self._queue.task_done()
 

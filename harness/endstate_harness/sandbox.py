@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from endstate_harness import reaper, tree
+from endstate_harness import reaper, tree, watchdog
 from endstate_harness.channel import Channel
 from endstate_harness.cleanup import OPEN_SANDBOXES, defer_signals
 from endstate_harness.errors import EndStateError, PathEscapeError, SandboxDied, SandboxError
@@ -219,6 +219,8 @@ class TreeSandbox(Sandbox):
                     scratch = self._make_scratch()
                     self._scratch = scratch
                     OPEN_SANDBOXES.add(self)
+                    if watchdog.watched():  # a cluster unit, which may be SIGKILLed
+                        watchdog.protect(scratch)
                 tree.copy_tree(self.fixture, scratch / "fixture")
                 tree.copy_tree(self.fixture, scratch / "live")
                 (scratch / "home").mkdir()
@@ -261,6 +263,8 @@ class TreeSandbox(Sandbox):
                 scratch = self._scratch
                 if scratch is not None:
                     self._drop_scratch(scratch)
+                    if watchdog.watched():
+                        watchdog.release(scratch)
                 self._scratch = None
                 OPEN_SANDBOXES.discard(self)
 

@@ -15,9 +15,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,7 @@ def test_killing_a_worker_node_mid_run_still_completes_with_the_same_results(
     doomed = cluster.add_node(**raycluster.NODE)
     cluster.wait_for_nodes()
     raylet = doomed.all_processes["raylet"][0].process.pid
+    before = _node_scratch()
     result: dict[str, Any] = {}
     thread = threading.Thread(
         target=lambda: result.update(_prove(tmp_path, address=cluster.address))
@@ -157,6 +159,8 @@ def test_killing_a_worker_node_mid_run_still_completes_with_the_same_results(
     thread.join(timeout=240)
     assert not thread.is_alive()
     assert _strip(result) == _strip(local_prove)
+    # the killed node's unit left its scratch folder; the worker's watcher removed it
+    assert _eventually_empty(lambda: _node_scratch() - before) == set()
     assert doomed.node_id not in {t["node"].split("/", 1)[1] for t in result["tasks"]}
 
 
@@ -200,6 +204,23 @@ def _ray_owned_containers() -> set[str]:
 _SEEN: set[str] = set()
 
 
+def _node_scratch() -> set[str]:
+    """The units' scratch folders in the temp folder the nodes share with this process."""
+    from endstate_author.executors.archive import SCRATCH_PREFIX
+
+    return {p.name for p in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*")}
+
+
+def _eventually_empty(probe: Callable[[], set[str]], seconds: float = 30.0) -> set[str]:
+    """``probe()`` once it is empty, or what it still holds after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    found = probe()
+    while found and time.monotonic() < deadline:
+        time.sleep(0.2)
+        found = probe()
+    return found
+
+
 @pytest.mark.docker
 def test_sigint_on_the_driver_leaves_no_container_and_no_ray_task(
     cluster: Cluster, docker_image: str, tmp_path: Path
@@ -212,6 +233,7 @@ def test_sigint_on_the_driver_leaves_no_container_and_no_ray_task(
     ]
     args += ["--sandbox", "docker", "--image", docker_image, "--only", "defects", "--no-cache"]
     args += ["-o", "json", "--executor", "ray", "--address", cluster.address]
+    before = _node_scratch()
     proc = subprocess.Popen(
         args, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -228,7 +250,10 @@ def test_sigint_on_the_driver_leaves_no_container_and_no_ray_task(
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, err.decode()[-2000:]
-    assert _ray_owned_containers() == set()
+    # A cancelled unit may be reported done before it unwinds, and Ray then kills its worker
+    # when the driver leaves; the worker's watcher removes the container a moment later.
+    assert _eventually_empty(_ray_owned_containers) == set()
+    assert _eventually_empty(lambda: _node_scratch() - before) == set()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if ray.available_resources().get("CPU") == ray.cluster_resources().get("CPU"):

@@ -1,0 +1,125 @@
+"""Cleanup that survives SIGKILL: a watcher process removes what its dead owner left behind.
+
+Why: every other cleanup path (``with`` blocks, the open-sandbox registry, atexit, the signal
+handlers) runs inside the process that made the resource, and a SIGKILLed process runs
+nothing. That is exactly how a cluster node ends a unit: Ray kills a job's worker processes
+when the driver disconnects, and after Ctrl-C on the driver a cancelled unit can be reported
+done before it has unwound, so its worker died holding a container and its scratch folder
+(CI saw the container outlive the run). The stray-container sweep finds such containers only
+when another sandbox starts later on that host, which may be never.
+
+How: :func:`guard` starts, once per process, ``python -m endstate_harness.watchdog``, which
+forks the watcher into a session of its own and exits. The watcher reads a pipe whose write
+end only the owner holds (not inherited by the owner's children). However the owner ends,
+the kernel closes that end; the watcher reads EOF, removes the folders the owner still had
+registered (:func:`protect`, :func:`release` write them into the pipe) and, when the owner
+had said it uses Docker, the containers labelled with a dead owner's pid; then it exits. An
+owner that cleaned up after itself leaves nothing registered, so its watcher exits at once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+_lock = threading.Lock()
+_pipe: tuple[int, int] | None = None  # (owner pid, write end)
+
+
+def _write(line: str) -> None:
+    """Send one line to this process's watcher (started on first use); never raises."""
+    global _pipe
+    with _lock:
+        if _pipe is None or _pipe[0] != os.getpid():  # none yet, or a forked child's copy
+            read_end, write_end = os.pipe()
+            try:
+                subprocess.Popen(
+                    [sys.executable, "-m", "endstate_harness.watchdog"],
+                    stdin=read_end,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # a signal to the owner's group must not stop it
+                    env={**os.environ, "PYTHONPATH": _harness_path()},
+                ).wait()  # it forks the watcher and exits at once
+            except OSError:
+                os.close(write_end)
+                return
+            finally:
+                os.close(read_end)
+            _pipe = (os.getpid(), write_end)
+        try:
+            os.write(_pipe[1], line.encode("utf-8", "surrogateescape") + b"\n")
+        except OSError:
+            pass
+
+
+def _harness_path() -> str:
+    here = str(Path(__file__).resolve().parent.parent)
+    rest = os.environ.get("PYTHONPATH", "")
+    return f"{here}{os.pathsep}{rest}" if rest else here
+
+
+def guard(*, docker: bool = False) -> None:
+    """Make sure a watcher outlives this process; with ``docker``, it also removes the
+    containers this process leaves (by their owner-pid label)."""
+    _write("docker" if docker else "")
+
+
+def protect(folder: Path) -> None:
+    """Remove ``folder`` if this process dies before :func:`release` is called for it."""
+    _write(f"+{folder}")
+
+
+def release(folder: Path) -> None:
+    """``folder`` is gone (or no longer this process's to remove)."""
+    _write(f"-{folder}")
+
+
+def watched() -> bool:
+    """Whether this process has a watcher (:func:`guard` was called in it). Sandboxes and the
+    background deleter register their folders only then: a CLI run that nobody kills
+    outright needs no watcher, and pays nothing."""
+    pipe = _pipe
+    return pipe is not None and pipe[0] == os.getpid()
+
+
+def _main() -> None:
+    """The watcher: collect registrations until the owner's end of the pipe closes."""
+    # Detach: Ray kills a worker's child processes along with the worker (measured: a direct
+    # child in a session of its own died unlogged, holding the pipe); a grandchild whose
+    # parent has exited belongs to init and outlives it.
+    if os.fork():
+        os._exit(0)
+    folders: set[str] = set()
+    docker = False
+    for raw in sys.stdin.buffer:
+        line = raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
+        if line == "docker":
+            docker = True
+        elif line.startswith("+"):
+            folders.add(line[1:])
+        elif line.startswith("-"):
+            folders.discard(line[1:])
+    # The owner is gone. Deferred imports: an owner that cleaned up pays for none of them.
+    if docker:
+        try:
+            from endstate_harness.docker_daemon import remove_stray_containers
+
+            remove_stray_containers()
+        except Exception:  # no daemon (any more): nothing of ours can be running there
+            pass
+    if folders:
+        from endstate_harness.tree import remove_tree
+
+        for folder in folders:
+            try:
+                remove_tree(Path(folder))
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    _main()
