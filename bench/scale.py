@@ -98,7 +98,7 @@ def main() -> None:
             runs = json.loads((out / "results.json").read_text())["results"]
         finally:
             ray.shutdown()
-            cluster.shutdown()
+            raycluster.stop_cluster(cluster)
     tasks = len(local.get("tasks", []))
     same = [t["checks"] for t in local["tasks"]] == [t["checks"] for t in on_ray["tasks"]] or all(
         [(c["check"], c["outcome"]) for c in a["checks"]]

@@ -49,8 +49,7 @@ class _Reaper:
             remove_tree(path)
             return
         hidden = path.with_name(f"{_PREFIX}{path.name}")
-        if watchdog.watched():  # registered before it exists: a kill in between is covered
-            watchdog.protect(hidden)
+        watchdog.protect(hidden)  # registered before it exists: a kill in between is covered
         try:
             os.rename(path, hidden)
         except OSError:
@@ -75,8 +74,7 @@ class _Reaper:
                     remove_tree(path)
                 except OSError:
                     pass
-                if watchdog.watched():
-                    watchdog.release(path)
+                watchdog.release(path)
             finally:
                 self._queue.task_done()
 

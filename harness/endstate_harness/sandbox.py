@@ -219,8 +219,7 @@ class TreeSandbox(Sandbox):
                     scratch = self._make_scratch()
                     self._scratch = scratch
                     OPEN_SANDBOXES.add(self)
-                    if watchdog.watched():  # a cluster unit, which may be SIGKILLed
-                        watchdog.protect(scratch)
+                    watchdog.protect(scratch)  # a cluster unit may be SIGKILLed
                 tree.copy_tree(self.fixture, scratch / "fixture")
                 tree.copy_tree(self.fixture, scratch / "live")
                 (scratch / "home").mkdir()
@@ -263,8 +262,7 @@ class TreeSandbox(Sandbox):
                 scratch = self._scratch
                 if scratch is not None:
                     self._drop_scratch(scratch)
-                    if watchdog.watched():
-                        watchdog.release(scratch)
+                    watchdog.release(scratch)
                 self._scratch = None
                 OPEN_SANDBOXES.discard(self)
 

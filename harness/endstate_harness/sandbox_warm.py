@@ -60,6 +60,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from endstate_harness import watchdog
 from endstate_harness.cleanup import OPEN_SANDBOXES, defer_signals, pid_alive
 from endstate_harness.tree import remove_tree
 from endstate_harness.warm import ForkedRun, ZygoteRegistry, warm_enabled
@@ -217,6 +218,7 @@ class SandboxZygote:
         self._lock = threading.Lock()
         _remove_orphaned_folders(parent)
         self.folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-", dir=parent)
+        watchdog.protect(self.folder)  # Ray kills a unit's whole tree, this zygote with it
         source = resources.files("endstate_harness").joinpath(
             "sandbox_zygote_src.py").read_text(encoding="utf-8")
         self.argv_head = [run.python, *run.flags]
@@ -234,6 +236,7 @@ class SandboxZygote:
         except OSError:
             mine.close()
             remove_tree_quietly(self.folder)
+            watchdog.release(self.folder)
             raise
         finally:
             theirs.close()
@@ -322,6 +325,7 @@ class SandboxZygote:
                 self.proc.wait()
             finally:
                 remove_tree_quietly(self.folder)
+                watchdog.release(self.folder)
 
 
 _FOLDER_PREFIX = "endstate-zygote-"

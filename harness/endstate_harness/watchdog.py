@@ -29,31 +29,38 @@ _lock = threading.Lock()
 _pipe: tuple[int, int] | None = None  # (owner pid, write end)
 
 
-def _write(line: str) -> None:
-    """Send one line to this process's watcher (started on first use); never raises."""
+def _start() -> None:
+    """Start this process's watcher unless it has one (a forked child has its own pid)."""
     global _pipe
-    with _lock:
-        if _pipe is None or _pipe[0] != os.getpid():  # none yet, or a forked child's copy
-            read_end, write_end = os.pipe()
-            try:
-                subprocess.Popen(
-                    [sys.executable, "-m", "endstate_harness.watchdog"],
-                    stdin=read_end,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,  # a signal to the owner's group must not stop it
-                    env={**os.environ, "PYTHONPATH": _harness_path()},
-                ).wait()  # it forks the watcher and exits at once
-            except OSError:
-                os.close(write_end)
-                return
-            finally:
-                os.close(read_end)
-            _pipe = (os.getpid(), write_end)
-        try:
-            os.write(_pipe[1], line.encode("utf-8", "surrogateescape") + b"\n")
-        except OSError:
-            pass
+    if _pipe is not None and _pipe[0] == os.getpid():
+        return
+    read_end, write_end = os.pipe()
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "endstate_harness.watchdog"],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a signal to the owner's group must not stop it
+            env={**os.environ, "PYTHONPATH": _harness_path()},
+        ).wait()  # it forks the watcher and exits at once
+    except OSError:
+        os.close(write_end)
+        return
+    finally:
+        os.close(read_end)
+    _pipe = (os.getpid(), write_end)
+
+
+def _send(line: str) -> None:
+    """One line to this process's watcher, if it has one; never raises."""
+    pipe = _pipe
+    if pipe is None or pipe[0] != os.getpid():
+        return
+    try:
+        os.write(pipe[1], line.encode("utf-8", "surrogateescape") + b"\n")
+    except OSError:
+        pass
 
 
 def _harness_path() -> str:
@@ -65,23 +72,27 @@ def _harness_path() -> str:
 def guard(*, docker: bool = False) -> None:
     """Make sure a watcher outlives this process; with ``docker``, it also removes the
     containers this process leaves (by their owner-pid label)."""
-    _write("docker" if docker else "")
+    with _lock:
+        _start()
+        _send("docker" if docker else "")
 
 
-def protect(folder: Path) -> None:
-    """Remove ``folder`` if this process dies before :func:`release` is called for it."""
-    _write(f"+{folder}")
+def protect(folder: Path | str) -> None:
+    """Remove ``folder`` if this process dies before :func:`release` is called for it.
+
+    Does nothing in a process without a watcher: sandboxes, zygotes and the judge register
+    their folders unconditionally, and only a process that :func:`guard` ed itself (a
+    cluster unit, which the engine may SIGKILL) pays for it."""
+    _send(f"+{folder}")
 
 
-def release(folder: Path) -> None:
+def release(folder: Path | str) -> None:
     """``folder`` is gone (or no longer this process's to remove)."""
-    _write(f"-{folder}")
+    _send(f"-{folder}")
 
 
 def watched() -> bool:
-    """Whether this process has a watcher (:func:`guard` was called in it). Sandboxes and the
-    background deleter register their folders only then: a CLI run that nobody kills
-    outright needs no watcher, and pays nothing."""
+    """Whether this process has a watcher (:func:`guard` was called in it)."""
     pipe = _pipe
     return pipe is not None and pipe[0] == os.getpid()
 
@@ -103,15 +114,17 @@ def _main() -> None:
             folders.add(line[1:])
         elif line.startswith("-"):
             folders.discard(line[1:])
-    # The owner is gone. Deferred imports: an owner that cleaned up pays for none of them.
+    # The owner is gone.
     if docker:
         try:
+            # deferred: the Docker client is imported only when there may be containers
             from endstate_harness.docker_daemon import remove_stray_containers
 
             remove_stray_containers()
         except Exception:  # no daemon (any more): nothing of ours can be running there
             pass
     if folders:
+        # deferred: a watcher whose owner cleaned up exits without importing anything
         from endstate_harness.tree import remove_tree
 
         for folder in folders:

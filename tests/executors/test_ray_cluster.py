@@ -62,7 +62,7 @@ def cluster() -> Iterator[Cluster]:
         yield c
     finally:
         ray.shutdown()
-        c.shutdown()
+        raycluster.stop_cluster(c)
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -140,7 +140,7 @@ def test_killing_a_worker_node_mid_run_still_completes_with_the_same_results(
     cluster: Cluster, local_prove: dict[str, Any], tmp_path: Path
 ) -> None:
     # a third node, killed while it proves: the module's two stay whole for the other tests
-    doomed = cluster.add_node(**raycluster.NODE)
+    doomed = cluster.add_node(**raycluster.node_args(cluster))
     cluster.wait_for_nodes()
     raylet = doomed.all_processes["raylet"][0].process.pid
     before = _node_scratch()
@@ -159,7 +159,8 @@ def test_killing_a_worker_node_mid_run_still_completes_with_the_same_results(
     thread.join(timeout=240)
     assert not thread.is_alive()
     assert _strip(result) == _strip(local_prove)
-    # the killed node's unit left its scratch folder; the worker's watcher removed it
+    # the killed node's unit left its folders (and its job's workers are killed when the
+    # driver leaves); the workers' watchers remove them
     assert _eventually_empty(lambda: _node_scratch() - before) == set()
     assert doomed.node_id not in {t["node"].split("/", 1)[1] for t in result["tasks"]}
 
@@ -205,10 +206,12 @@ _SEEN: set[str] = set()
 
 
 def _node_scratch() -> set[str]:
-    """The units' scratch folders in the temp folder the nodes share with this process."""
-    from endstate_author.executors.archive import SCRATCH_PREFIX
-
-    return {p.name for p in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*")}
+    """What the units make in the temp folders the nodes share with this process: their
+    scratch folders, sandboxes, judge folders and zygote folders (``endstate-*``)."""
+    found = set()
+    for folder in {Path(tempfile.gettempdir()), Path("/dev/shm")}:
+        found |= {str(p) for p in folder.glob("endstate-*")} if folder.is_dir() else set()
+    return found
 
 
 def _eventually_empty(probe: Callable[[], set[str]], seconds: float = 30.0) -> set[str]:

@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate_harness import warm
+from endstate_harness import warm, watchdog
 from endstate_harness.errors import SandboxError
 from endstate_harness.sandbox import Channel, Sandbox
 from endstate_harness.tree import remove_tree
@@ -132,6 +132,7 @@ def judge_verdict(
             return _all_failed(names, why)
         helpers[rel.strip("/")[:-3].replace("/", ".")] = data.decode("utf-8", errors="replace")
     workdir = Path(tempfile.mkdtemp(prefix="endstate-judge-"))
+    watchdog.protect(workdir)  # a cluster unit may be SIGKILLed mid-check
     try:
         trusted = workdir / "trusted"
         for rel, data in trusted_files.items():
@@ -149,6 +150,7 @@ def judge_verdict(
         })
     finally:
         remove_tree(workdir)
+        watchdog.release(workdir)
     if report is None or "fatal" in report:
         why = (
             "the judge did not finish" if report is None else f"the judge failed: {report['fatal']}"
