@@ -1,6 +1,6 @@
 """The ``endstate-author`` typer app: which commands exist, and ``main``.
 
-lint and lsp are always registered (they import nothing heavy). rule/schema/new/vendor,
+lint, rule, schema, new and lsp are always registered (they import nothing heavy).
 eval/run/sessions, prove, redteam, hook and sandbox are registered only when this invocation
 may call them: their modules import the agent loop or prove (~0.4 s), which ``lint`` and a
 cached ``prove`` should not pay. ``main`` is the last line of defence: every failure of the input
@@ -16,8 +16,10 @@ from typing import Annotated
 import typer
 
 from endstate_author import __version__
+from endstate_author.cli.cmd_authoring import new, rule, schema
 from endstate_author.cli.cmd_lint import lint
 from endstate_author.cli.cmd_lsp import lsp
+from endstate_author.cli.cmd_vendor import vendor
 from endstate_author.interrupts import on_sigint
 
 app = typer.Typer(
@@ -46,7 +48,11 @@ def _root(
 
 
 app.command("lint")(lint)
+app.command("rule")(rule)
+app.command("schema")(schema)
+app.command("new")(new)
 app.command("lsp")(lsp)
+app.command("vendor")(vendor)
 
 
 def _wanted(*names: str) -> bool:
@@ -72,14 +78,6 @@ def _register_optional() -> None:
         app.command("eval")(cmd_eval.eval_command)
         app.command("run")(cmd_eval.run_command)
         app.command("sessions")(cmd_eval.sessions_command)
-    if _wanted("rule", "schema", "new", "vendor"):
-        # deferred: these import every rule (~0.1 s), which prove should not pay for
-        from endstate_author.cli import cmd_authoring, cmd_vendor
-
-        app.command("rule")(cmd_authoring.rule)
-        app.command("schema")(cmd_authoring.schema)
-        app.command("new")(cmd_authoring.new)
-        app.command("vendor")(cmd_vendor.vendor)
     if _wanted("prove"):
         # deferred: imports prove, which lint must never pay for
         from endstate_author.cli import cmd_prove
