@@ -24,6 +24,8 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
+from endstate_harness.cleanup import defer_signals
+
 if TYPE_CHECKING:
     from endstate_author.cli.app import app
     from endstate_author.cli.output import OutputFormat, emit
@@ -58,9 +60,14 @@ def main() -> None:
         if status is not None:
             sys.exit(status)
     try:
-        # deferred: typer and every command's module, which the fast path above never needs
-        __getattr__("app")
-        from endstate_author.cli.app import main as app_main  # deferred, as above
-    except KeyboardInterrupt:  # Ctrl-C while the imports run: nothing exists yet to clean up
+        # Signals wait until the imports are done (~0.3 s): a KeyboardInterrupt raised inside
+        # one can come out as another error (pydantic-core turns it into a SchemaError while
+        # it builds a model), a traceback instead of a clean exit. Nothing exists yet to
+        # clean up, so the signal is then acted on as it would have been.
+        with defer_signals():
+            # deferred: typer and every command's module, which the fast path never needs
+            __getattr__("app")
+            from endstate_author.cli.app import main as app_main  # deferred, as above
+    except KeyboardInterrupt:
         raise SystemExit(130) from None
     app_main()

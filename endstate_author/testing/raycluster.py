@@ -9,7 +9,6 @@ cluster and every driver subprocess stay on 127.0.0.1.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -29,17 +28,13 @@ def start_cluster(
     """
     failure: Exception | None = None
     for attempt in range(attempts):
-        # Ray keeps sessions (logs, sockets) under /tmp/ray for good; ours go in a folder that
-        # stop_cluster removes, so a test or benchmark run leaves no temp folder behind.
-        temp = tempfile.mkdtemp(prefix="endstate-ray-")
         cluster: Cluster | None = None
         try:
             cluster = Cluster(
                 initialize_head=True,
                 connect=False,
-                head_node_args={**NODE, "include_dashboard": False, "temp_dir": temp},
+                head_node_args={**NODE, "include_dashboard": False},
             )
-            cluster.endstate_temp_dir = temp  # type: ignore[attr-defined]
             cluster.add_node(**node_args(cluster))
             cluster.wait_for_nodes()
             return cluster
@@ -47,23 +42,24 @@ def start_cluster(
             failure = exc
             if cluster is not None:
                 stop_cluster(cluster)
-            shutil.rmtree(temp, ignore_errors=True)
             if on_failure is not None:
                 on_failure(attempt, exc)
     raise RuntimeError(f"a local Ray cluster did not start: {failure}")
 
 
 def node_args(cluster: Cluster) -> dict[str, Any]:
-    """:data:`NODE` for one more node of ``cluster`` (its sessions in the cluster's folder)."""
-    temp = getattr(cluster, "endstate_temp_dir", None)
-    return {**NODE, "temp_dir": temp} if temp else dict(NODE)
+    """:data:`NODE`, for one more node of ``cluster``."""
+    return dict(NODE)
 
 
 def stop_cluster(cluster: Cluster) -> None:
-    """Stop every node and remove the cluster's temp folder."""
+    """Stop every node, then remove the cluster's session folder (its logs and sockets), which
+    Ray keeps under its temp folder for good. Ray's own temp folder (``/tmp/ray``, where it
+    also notes the current cluster's address) is left: Ray expects to find it."""
+    head = cluster.head_node
+    session = head.get_session_dir_path() if head is not None else None
     try:
         cluster.shutdown()
     finally:
-        temp = getattr(cluster, "endstate_temp_dir", None)
-        if temp:
-            shutil.rmtree(temp, ignore_errors=True)
+        if session:
+            shutil.rmtree(session, ignore_errors=True)
