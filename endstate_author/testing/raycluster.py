@@ -35,7 +35,7 @@ def start_cluster(
                 connect=False,
                 head_node_args={**NODE, "include_dashboard": False},
             )
-            cluster.add_node(**node_args(cluster))
+            cluster.add_node(**NODE)
             cluster.wait_for_nodes()
             return cluster
         except Exception as exc:
@@ -45,11 +45,6 @@ def start_cluster(
             if on_failure is not None:
                 on_failure(attempt, exc)
     raise RuntimeError(f"a local Ray cluster did not start: {failure}")
-
-
-def node_args(cluster: Cluster) -> dict[str, Any]:
-    """:data:`NODE`, for one more node of ``cluster``."""
-    return dict(NODE)
 
 
 def stop_cluster(cluster: Cluster) -> None:

@@ -140,7 +140,7 @@ def test_killing_a_worker_node_mid_run_still_completes_with_the_same_results(
     cluster: Cluster, local_prove: dict[str, Any], tmp_path: Path
 ) -> None:
     # a third node, killed while it proves: the module's two stay whole for the other tests
-    doomed = cluster.add_node(**raycluster.node_args(cluster))
+    doomed = cluster.add_node(**raycluster.NODE)
     cluster.wait_for_nodes()
     raylet = doomed.all_processes["raylet"][0].process.pid
     before = _node_scratch()
