@@ -4,9 +4,12 @@ In one run, on the same suite (the shipped tasks/ by default; a task folder work
 as a fresh process with the cache off and the default jobs:
 ``endstate-author prove SUITE --sandbox local --no-cache``, the same with ``--sandbox docker``
 and every check in a container of its own (``ENDSTATE_SANDBOX_REUSE=0``, as before the pool),
-and with ``--sandbox docker`` as shipped (containers reset and reused between checks). Prints
-the wall times, the ratios to local, the containers each Docker run created (polled by the
-owner-pid label) and whether every check had the same outcome in all three.
+with containers reused but every command a ``docker exec`` of its own
+(``ENDSTATE_SANDBOX_AGENT=0``, as before the runner inside the container), and with
+``--sandbox docker`` as shipped (containers reset and reused, commands started by the runner
+in the container, Python runs forked from its warm interpreters). Prints the wall times, the
+ratios to local, the containers each Docker run created (polled by the owner-pid label) and
+whether every check had the same outcome in all four.
 
 Target (issue "Speed"): Docker ≤ 1.5× local.
 
@@ -83,18 +86,24 @@ def main() -> None:
         each, each_rc, each_out, each_creates = run_prove(
             [*common, "--sandbox", "docker"], cache, ENDSTATE_SANDBOX_REUSE="0"
         )
+        execs, execs_rc, execs_out, execs_creates = run_prove(
+            [*common, "--sandbox", "docker"], cache, ENDSTATE_SANDBOX_AGENT="0"
+        )
         pooled, pooled_rc, pooled_out, pooled_creates = run_prove(
             [*common, "--sandbox", "docker"], cache
         )
-    same = outcomes(local_out) == outcomes(each_out) == outcomes(pooled_out)
+    same = (outcomes(local_out) == outcomes(each_out) == outcomes(execs_out)
+            == outcomes(pooled_out))
     print(f"suite: {' '.join(args.suite)}, full prove{' ' + ' '.join(only) if only else ''}, "
           f"default jobs, no cache, {len(outcomes(local_out))} checks")
     print(f"local sandbox                      {local:8.2f} s  (exit {local_rc})")
     print(f"docker, a container per check      {each:8.2f} s  (exit {each_rc}, "
           f"{each_creates} containers)  {each / local:5.2f}x local")
-    print(f"docker, containers reset + reused  {pooled:8.2f} s  (exit {pooled_rc}, "
+    print(f"docker, reused, an exec a command  {execs:8.2f} s  (exit {execs_rc}, "
+          f"{execs_creates} containers)  {execs / local:5.2f}x local")
+    print(f"docker as shipped (runner inside)  {pooled:8.2f} s  (exit {pooled_rc}, "
           f"{pooled_creates} containers)  {pooled / local:5.2f}x local  (target <= 1.5x)")
-    print(f"same outcome for every check in all three: {'yes' if same else 'NO'}")
+    print(f"same outcome for every check in all four: {'yes' if same else 'NO'}")
 
 
 if __name__ == "__main__":

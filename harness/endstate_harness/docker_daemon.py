@@ -1,7 +1,7 @@
 """The Docker daemon, seen from the harness: reaching it, naming images, sweeping strays.
 
 Why a module of its own: the sandbox class (:mod:`endstate_harness.docker_sandbox`) and its
-channel (:class:`~endstate_harness.docker_sandbox.DockerChannel`) both need these, and so does
+channel (:class:`~endstate_harness.docker_channel.DockerChannel`) both need these, and so does
 anything that only asks "is there a daemon, which image?" without starting a container.
 """
 
@@ -64,22 +64,25 @@ _KEEPER = ["/bin/sh", "-c", f"echo $$ > {KEEPER_FILE}; exec sleep infinity"]
 # command" already holds when the exec returns.
 _SETTLE = (
     "n=0; while [ $n -lt 50 ]; do alive=; for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    'case "$p" in 1|"$keeper"|"$$") ;; *) st=; read -r st 2>/dev/null < "/proc/$p/stat"; '
+    'case "$spared" in *" $p "*) ;; *) st=; read -r st 2>/dev/null < "/proc/$p/stat"; '
     'st=${st##*) }; case "$st" in ""|Z*|X*) ;; *) alive=1;; esac;; esac; done; '
     '[ -z "$alive" ] && break; n=$((n+1)); sleep 0.02; done'
 )
 
-# Once the command ($pid) ended: kill its group, sweep, settle, exit with its status.
+# Once the command ($pid) ended: kill its group, sweep, settle, exit with its status. Spared:
+# init, the keeper, this shell and the pids in $3 (the runner that started it, if any).
 _AFTER_COMMAND = (
     'wait "$pid"; rc=$?; kill -s KILL -- "-$pid" 2>/dev/null; '
     f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
+    'spared=" 1 $keeper $$ $3 "; '
     "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    'case "$p" in 1|"$keeper"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; done; '
+    'case "$spared" in *" $p "*) ;; *) kill -s KILL "$p" 2>/dev/null;; esac; done; '
     f"{_SETTLE}; fi; "
     'exit "$rc"'
 )
 
-# $1 = seconds, $2 = the command. timeout(1) puts itself and the command in a new process group
+# $1 = seconds, $2 = the command, $3 = more pids to spare (space-separated, may be empty).
+# timeout(1) puts itself and the command in a new process group
 # and on expiry SIGKILLs that whole group. Once the command ends, whatever it left running is
 # killed: first its group, then (the sweep) every process of the container but init, the keeper
 # and this shell, which also catches what left the group with setsid. Commands of one sandbox

@@ -34,13 +34,10 @@ can find what a killed process (SIGKILL) left.
 from __future__ import annotations
 
 import os
-import queue
 import shlex
-import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +46,9 @@ import docker.errors
 import docker.types
 from docker.utils.socket import STDERR, frames_iter
 
+from endstate_harness.channel import Channel
+from endstate_harness.docker_agent import Agent, AgentGone, SocketOffer, offer_socket, start_agent
+from endstate_harness.docker_channel import AgentChannel, DockerChannel
 from endstate_harness.docker_daemon import (
     _CHANNEL_WRAPPER,
     _KEEPER,
@@ -81,7 +81,6 @@ from endstate_harness.sandbox import (
     COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
-    Channel,
     ExecResult,
     SandboxError,
     TreeSandbox,
@@ -155,6 +154,9 @@ class DockerSandbox(TreeSandbox):
         self.watchdog_grace_s = WATCHDOG_GRACE_S
         self._run_lock = threading.Lock()
         self._client: docker.DockerClient | None = None
+        self._agent: Agent | None = None
+        """The runner inside the container (:mod:`endstate_harness.docker_agent`) that starts
+        commands without an exec each; None: every command is an exec."""
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -173,6 +175,10 @@ class DockerSandbox(TreeSandbox):
         self._ensure_image(client)
         uid_gid = f"{os.getuid()}:{os.getgid()}"
         name = f"{NAME_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        offer = offer_socket(self.scratch)
+        mounts = [docker.types.Mount(WORKDIR, str(live), type="bind", read_only=False)]
+        if offer is not None:
+            mounts.append(offer.mount())
         try:
             # Name recorded, create call made and id recorded as one step: whenever an
             # interrupt lands, close() knows what to remove (by id, or else by name).
@@ -185,7 +191,7 @@ class DockerSandbox(TreeSandbox):
                     detach=True,
                     init=self.init,
                     working_dir=WORKDIR,
-                    mounts=[docker.types.Mount(WORKDIR, str(live), type="bind", read_only=False)],
+                    mounts=mounts,
                     read_only=True,
                     tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={TMPFS_SIZE},mode=1777"},
                     network_mode="none",
@@ -208,6 +214,34 @@ class DockerSandbox(TreeSandbox):
         except BaseException:
             self._remove_container()
             raise
+        finally:
+            if offer is not None and self.container_id is None:
+                offer.withdraw()
+        self._start_agent(offer)
+
+    def _start_agent(self, offer: SocketOffer | None) -> None:
+        """Start the runner inside the container (best effort: without it, execs)."""
+        cid, client = self.container_id, self._client
+        if cid is None or client is None:
+            if offer is not None:
+                offer.withdraw()
+            return
+        self._agent = start_agent(client, cid, f"{os.getuid()}:{os.getgid()}",
+                                  self.command_env(), WORKDIR, offer)
+
+    def _live_agent(self) -> Agent | None:
+        """The runner, unless it stopped (then it is dropped: later commands are execs)."""
+        agent = self._agent
+        if agent is not None and agent.gone:
+            self._agent = None
+            agent.close()
+            return None
+        return agent
+
+    def _stop_agent(self) -> None:
+        agent, self._agent = self._agent, None
+        if agent is not None:
+            agent.close()
 
     def _ensure_image(self, client: docker.DockerClient) -> None:
         try:
@@ -236,6 +270,7 @@ class DockerSandbox(TreeSandbox):
         """Remove the container (forced) and drop the client; :meth:`TreeSandbox.close` then
         deletes the scratch folder, with signals deferred throughout."""
         try:
+            self._stop_agent()
             self._remove_container()
         finally:
             client, self._client = self._client, None
@@ -277,6 +312,8 @@ class DockerSandbox(TreeSandbox):
         cid, client = self.container_id, self._client
         if cid is None or client is None:
             raise SandboxError("the sandbox container is not running (never started or closed)")
+        if self._runner_answers():
+            return  # a process in it answered just now: it runs (0.1 ms, not a daemon call)
         try:
             state = client.api.inspect_container(cid).get("State", {})
         except docker.errors.NotFound:
@@ -289,6 +326,16 @@ class DockerSandbox(TreeSandbox):
                 why += ", killed for running out of memory"
             raise SandboxDied(f"the sandbox container {cid[:12]} stopped ({why})")
 
+    def _runner_answers(self) -> bool:
+        """Whether the runner answers a ping (only when no command runs right now)."""
+        if not self._run_lock.acquire(blocking=False):
+            return False
+        try:
+            agent = self._live_agent()
+            return agent is not None and agent.ping()
+        finally:
+            self._run_lock.release()
+
     # --- running --------------------------------------------------------------------------
 
     def _run_command(self, command: str, limit: float) -> ExecResult:
@@ -297,51 +344,90 @@ class DockerSandbox(TreeSandbox):
         if cid is None or client is None:
             raise SandboxError("sandbox is not started (call start() or use it in a with block)")
         api = client.api
-        cmd = ["/bin/sh", "-c", _WRAPPER, "endstate-sandbox", f"{limit:.3f}", command]
         bufs = (bytearray(), bytearray())
         dropped = [0, 0]
+        epilogue = b""
+
+        def keep(index: int, chunk: bytes) -> None:
+            buf = bufs[index]
+            room = max(0, self.output_cap - len(buf))
+            buf.extend(chunk[:room])
+            dropped[index] += len(chunk) - min(room, len(chunk))
+
         fired = threading.Event()
         watchdog = threading.Timer(limit + self.watchdog_grace_s, self._kill_everything, (fired,))
         watchdog.daemon = True
         self._run_lock.acquire()  # one command at a time: the sweep must not hit another
         began = time.monotonic()
         try:
-            exec_id = api.exec_create(
-                cid,
-                cmd,
-                user=f"{os.getuid()}:{os.getgid()}",
-                environment=self.command_env(),
-                workdir=WORKDIR,
-            )["Id"]
-            watchdog.start()
-            sock = api.exec_start(exec_id, socket=True)
-            try:
-                # A quiet command may print nothing for longer than any API timeout; its limit
-                # is the in-container timeout(1), backed by the watchdog.
-                _no_timeout(sock)
-                for stream_no, chunk in frames_iter(sock, tty=False):
-                    index = 1 if stream_no == STDERR else 0
-                    buf = bufs[index]
-                    room = max(0, self.output_cap - len(buf))
-                    buf.extend(chunk[:room])
-                    dropped[index] += len(chunk) - min(room, len(chunk))
-            finally:
-                _close_socket(sock)
-            code = api.exec_inspect(exec_id).get("ExitCode")
+            agent = self._live_agent()
+            cmd = ["/bin/sh", "-c", _WRAPPER, "endstate-sandbox", f"{limit:.3f}", command]
+            if agent is not None:
+                code, epilogue = self._run_by_agent(agent, command, cmd, limit, watchdog, keep)
+            else:
+                exec_id = api.exec_create(
+                    cid,
+                    cmd,
+                    user=f"{os.getuid()}:{os.getgid()}",
+                    environment=self.command_env(),
+                    workdir=WORKDIR,
+                )["Id"]
+                watchdog.start()
+                sock = api.exec_start(exec_id, socket=True)
+                try:
+                    # A quiet command may print nothing for longer than any API timeout; its
+                    # limit is the in-container timeout(1), backed by the watchdog.
+                    _no_timeout(sock)
+                    for stream_no, chunk in frames_iter(sock, tty=False):
+                        keep(1 if stream_no == STDERR else 0, chunk)
+                finally:
+                    _close_socket(sock)
+                code = api.exec_inspect(exec_id).get("ExitCode")
         except _DockerFailure as exc:
             raise SandboxError(f"command could not run in the container: {_short(exc)}") from None
         finally:
             watchdog.cancel()
             self._run_lock.release()
         elapsed = time.monotonic() - began
+        # timeout(1) SIGKILLs itself with the group, so a timeout shows as 137 at the limit.
+        timed_out = fired.is_set() or (code == 137 and elapsed >= limit * 0.98)
+        keep(1, epilogue)  # the wrapper's dash says it after a timeout's SIGKILL too
         stdout = cap_output(bytes(bufs[0]), dropped[0])
         stderr = cap_output(bytes(bufs[1]), dropped[1])
-        if code is None:
-            code = -1
-        # timeout(1) SIGKILLs itself with the group, so a timeout shows as 137 at the limit.
-        if fired.is_set() or (code == 137 and elapsed >= limit * 0.98):
+        if timed_out:
             return ExecResult(TIMEOUT_EXIT_CODE, stdout, stderr, timed_out=True)
-        return ExecResult(int(code), stdout, stderr)
+        return ExecResult(-1 if code is None else int(code), stdout, stderr)
+
+    def _run_by_agent(self, agent: Agent, command: str, cmd: list[str], limit: float,
+                      watchdog: threading.Timer, keep: Any) -> tuple[int | None, bytes]:
+        """Run the command through the runner (forked warm, or the wrapped ``cmd``); its exit
+        code (None: the runner stopped before it said, as an exec killed with its container
+        says nothing) and what the shell would have written after it."""
+        try:
+            agent.start_command(command, [*cmd, ""], len(cmd), stdin=False, limit=limit,
+                                cwd=WORKDIR, listing=self._listing())
+            watchdog.start()
+            for kind, payload in agent.messages():
+                if kind == b"O":
+                    keep(0, payload)
+                elif kind == b"E":
+                    keep(1, payload)
+                elif kind == b"X":
+                    return agent.exit_code(payload), agent.epilogue(payload)
+                else:
+                    raise SandboxError(f"command could not run in the container: "
+                                       f"{payload.decode('utf-8', 'replace')[:300]}")
+        except AgentGone:
+            self._live_agent()
+        return None, b""
+
+    def _listing(self) -> list[str]:
+        """The names in the live tree's top folder (``/work``), for the warm start's check
+        that nothing there shadows a preloaded module."""
+        try:
+            return os.listdir(self.live)
+        except OSError:
+            return [".python-version"]  # unreadable: shadows everything, so a fresh start
 
     def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
         """See :meth:`Sandbox.open_channel`: an exec with stdin attached, in ``/work``
@@ -358,6 +444,15 @@ class DockerSandbox(TreeSandbox):
                 self._refresh_live(with_holdout=False)
             cmd = ["/bin/sh", "-c", _CHANNEL_WRAPPER, "endstate-sandbox", f"{limit:.3f}",
                    shlex.join(argv)]
+            agent = self._live_agent()
+            if agent is not None:
+                channel = AgentChannel(agent, self._run_lock, self.output_cap)
+                try:
+                    agent.start_command(argv, [*cmd, ""], len(cmd), stdin=True, limit=limit,
+                                        cwd=WORKDIR, listing=self._listing(), sink=channel.take)
+                    return channel
+                except AgentGone:
+                    self._live_agent()
             api = client.api
             exec_id = api.exec_create(
                 cid,
@@ -398,94 +493,3 @@ class DockerSandbox(TreeSandbox):
             raise SandboxError("sandbox is not started")
         attrs: dict[str, Any] = self._client.api.inspect_container(self.container_id)
         return attrs
-
-
-CHANNEL_DRAIN_S = 5.0
-"""How long a closed channel's process may take to end by itself before it is killed."""
-
-
-class DockerChannel(Channel):
-    """An exec with its stdin attached; stdout and stderr demultiplexed by a reader thread."""
-
-    def __init__(self, box: DockerSandbox, sock: Any, lock: threading.Lock, cap: int) -> None:
-        self._box = box
-        self._sock = sock
-        self._lock = lock
-        self._cap = cap
-        self._out: queue.Queue[bytes | None] = queue.Queue()
-        self._err = bytearray()
-        self._closed = False
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _raw(self) -> socket.socket:
-        raw = getattr(self._sock, "_sock", self._sock)
-        return raw  # type: ignore[no-any-return]
-
-    def _read(self) -> None:
-        try:
-            for stream_no, chunk in frames_iter(self._sock, tty=False):
-                if stream_no == STDERR:
-                    room = max(0, self._cap - len(self._err))
-                    self._err.extend(chunk[:room])
-                else:
-                    self._out.put(chunk)
-        except (OSError, ValueError):
-            pass
-        finally:
-            self._out.put(None)
-
-    def send(self, data: bytes) -> None:
-        self._raw().sendall(data)
-
-    def close_input(self) -> None:
-        try:
-            self._raw().shutdown(socket.SHUT_WR)
-        except (OSError, AttributeError):  # already closed (the raw socket is gone)
-            pass
-
-    def chunks(self) -> Iterator[bytes]:
-        while True:
-            item = self._out.get()
-            if item is None:
-                return
-            yield item
-
-    def stderr_text(self) -> str:
-        return bytes(self._err).decode("utf-8", errors="replace")
-
-    def close(self) -> None:
-        with defer_signals():
-            if self._closed:
-                return
-            self._closed = True
-            try:
-                # Input closed, the child ends and the wrapper sweeps what it left; only when
-                # the exec does not end by itself is the container swept from outside.
-                self.close_input()
-                self._reader.join(CHANNEL_DRAIN_S)
-                ended = not self._reader.is_alive()
-                _close_socket(self._sock)
-                if not ended:
-                    self._sweep()
-            finally:
-                self._lock.release()
-
-    def _sweep(self) -> None:
-        """Kill whatever the process left in the container (all but init and the keeper)."""
-        cid, client = self._box.container_id, self._box._client
-        if cid is None or client is None:
-            return
-        sweep = (
-            f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
-            "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-            'case "$p" in 1|"$keeper"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; '
-            "done; fi"
-        )
-        try:
-            exec_id = client.api.exec_create(
-                cid, ["/bin/sh", "-c", sweep], user=f"{os.getuid()}:{os.getgid()}"
-            )["Id"]
-            client.api.exec_start(exec_id)
-        except _DockerFailure:
-            pass

@@ -81,7 +81,8 @@ PYTHONHASHSEED, so every fresh process has its own hash secret, which forks woul
 _MODULES = {"unittest": ("runpy", "unittest", "unittest.main"), "pytest": ("runpy", "pytest")}
 _KEPT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\+([A-Za-z_][A-Za-z0-9_]*)=\$([A-Za-z_]\w*)\}")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
-_PER_RUN = ("HOME", "TMPDIR", "PWD")
+PER_RUN = ("HOME", "TMPDIR", "PWD")
+"""Set per run, so not part of a zygote's key or environment."""
 _CWD = "\0cwd"
 """Stands for the run's working folder in :attr:`PythonRun.env` (``/bin/sh`` exports PWD)."""
 _NEVER_PRELOAD = frozenset({
@@ -142,12 +143,14 @@ def recognise_argv(argv: list[str], env: dict[str, str]) -> PythonRun | None:
     return PythonRun(argv[0], tuple(argv[1:i]), mode, target, args, tuple(sorted(env.items())))
 
 
-def recognise_shell(command: str, env: dict[str, str]) -> PythonRun | None:
+def recognise_shell(command: str, env: dict[str, str], *,
+                    sh_is_dash: bool | None = None) -> PythonRun | None:
     """The run a ``/bin/sh -c command`` in ``env`` stands for, or None (see module doc).
 
-    Only where ``/bin/sh`` is dash, whose one visible trace (besides PWD) is the line it
-    writes when the command dies of a signal: :func:`shell_epilogue` writes the same."""
-    if not _SH_IS_DASH:
+    Only where ``/bin/sh`` is dash (this host's, unless ``sh_is_dash`` says of another
+    system's), whose one visible trace (besides PWD) is the line it writes when the command
+    dies of a signal: :func:`shell_epilogue` writes the same."""
+    if not (_SH_IS_DASH if sh_is_dash is None else sh_is_dash):
         return None
     try:
         words = shlex.split(command)
@@ -188,6 +191,17 @@ def recognise_shell(command: str, env: dict[str, str]) -> PythonRun | None:
     return recognise_argv(words, run_env)
 
 
+def recognise_joined(argv: list[str], env: dict[str, str], *,
+                     sh_is_dash: bool | None = None) -> PythonRun | None:
+    """What :func:`recognise_shell` says of ``shlex.join(argv)``, without joining and
+    re-parsing it (the judge's child carries its whole source in one word)."""
+    if not (_SH_IS_DASH if sh_is_dash is None else sh_is_dash):
+        return None
+    if argv[:1] == ["env"]:
+        return recognise_shell(shlex.join(argv), env, sh_is_dash=sh_is_dash)
+    return recognise_argv(argv, {**env, "PWD": env.get("PWD", _CWD)})
+
+
 _SH_IS_DASH = os.path.basename(os.path.realpath("/bin/sh")) == "dash"
 
 
@@ -199,6 +213,44 @@ def shell_epilogue(code: int) -> bytes:
         return (signal.strsignal(-code) or "").encode() + b"\n"
     except ValueError:
         return b""
+
+
+class ZygoteShape:
+    """What a started zygote reported of itself (``ready``: its preloaded modules, working
+    folder and environment), and what follows for a run forked from it; shared by the
+    host's zygotes and those inside a container (:mod:`endstate_harness.docker_agent`)."""
+
+    def __init__(self, ready: dict[str, Any], zygote_env: dict[str, str], home: str) -> None:
+        self.modules = frozenset(str(m) for m in ready.get("modules", ()))
+        # What the interpreter's start did to its environment (a pyenv shim prepends to PATH
+        # and sets PYENV_* and PWD; Python sets LC_CTYPE): done to every run's too, with the
+        # zygote's own folders standing for the run's.
+        seen = ready.get("environ", {})
+        self.cwd = str(ready.get("cwd", ""))
+        self.home = home
+        self.env_added = {k: v for k, v in seen.items() if zygote_env.get(k) != v}
+        self.env_removed = [k for k in zygote_env if k not in seen]
+
+    def shadows(self, run: PythonRun, names: list[str], home_has_local: bool) -> bool:
+        """Whether a working folder holding ``names`` could change what a fresh run imports
+        or runs (``home_has_local``: HOME is unset or holds ``.local``)."""
+        if any(n == ".python-version" or n.partition(".")[0] in self.modules for n in names):
+            return True
+        # Without -s, a fresh run would add HOME's user site-packages (and its .pth files).
+        return "-s" not in run.flags and home_has_local
+
+    def run_env(self, run: PythonRun, cwd: str) -> dict[str, str]:
+        """The environment a fresh process of ``run`` in ``cwd`` would see at its start."""
+        env = {k: (cwd if v == _CWD else v) for k, v in run.env}
+        for k in self.env_removed:
+            env.pop(k, None)
+        for k, v in self.env_added.items():
+            if v == self.cwd:
+                v = cwd
+            elif v == self.home:
+                v = env.get("HOME", v) if k != "TMPDIR" else env.get("TMPDIR", v)
+            env[k] = v
+        return env
 
 
 class WarmRun(ForkedRun):
@@ -250,17 +302,23 @@ class SandboxZygote:
         if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.close()
             raise OSError(f"the warm {run.python} did not start")
-        self.modules = frozenset(str(m) for m in ready.get("modules", ()))
-        # What the interpreter's start did to its environment (a pyenv shim prepends to PATH
-        # and sets PYENV_* and PWD; Python sets LC_CTYPE): done to every run's too, with the
-        # zygote's own folders standing for the run's.
-        seen = ready.get("environ", {})
-        self.cwd = str(ready.get("cwd", self.folder))
-        self.env_added = {k: v for k, v in seen.items() if zygote_env.get(k) != v}
-        self.env_removed = [k for k in zygote_env if k not in seen]
+        self.shape = ZygoteShape({"cwd": self.folder, **ready}, zygote_env, self.home)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def shadowed(self, run: PythonRun, cwd: str) -> bool:
+        """Whether the working folder could change what a fresh run imports or runs."""
+        try:
+            names = os.listdir(cwd)
+        except OSError:
+            return True
+        home = dict(run.env).get("HOME")
+        return self.shape.shadows(run, names, home is None or os.path.lexists(
+            os.path.join(home, ".local")))
+
+    def run_env(self, run: PythonRun, cwd: str) -> dict[str, str]:
+        return self.shape.run_env(run, cwd)
 
     def _ask(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         with self._lock:
@@ -277,32 +335,6 @@ class SandboxZygote:
         if not isinstance(answer, dict) or "error" in answer:
             raise OSError(str(answer.get("error") if isinstance(answer, dict) else answer))
         return answer
-
-    def shadowed(self, run: PythonRun, cwd: str) -> bool:
-        """Whether the working folder could change what a fresh run imports or runs."""
-        try:
-            names = os.listdir(cwd)
-        except OSError:
-            return True
-        if any(n == ".python-version" or n.partition(".")[0] in self.modules for n in names):
-            return True
-        # Without -s, a fresh run would add HOME's user site-packages (and its .pth files).
-        home = dict(run.env).get("HOME")
-        user_site = "-s" not in run.flags
-        return user_site and (home is None or os.path.lexists(os.path.join(home, ".local")))
-
-    def run_env(self, run: PythonRun, cwd: str) -> dict[str, str]:
-        """The environment a fresh process of ``run`` in ``cwd`` would see at its start."""
-        env = {k: (cwd if v == _CWD else v) for k, v in run.env}
-        for k in self.env_removed:
-            env.pop(k, None)
-        for k, v in self.env_added.items():
-            if v == self.cwd:
-                v = cwd
-            elif v == self.home:
-                v = env.get("HOME", v) if k != "TMPDIR" else env.get("TMPDIR", v)
-            env[k] = v
-        return env
 
     def spawn(self, run: PythonRun, cwd: str, env: dict[str, str],
               fds: tuple[int, int, int]) -> int:
@@ -360,7 +392,7 @@ _REGISTRY = ZygoteRegistry(_zygotes, _zygotes_lock)
 
 
 def _zygote_for(run: PythonRun, parent: str | None) -> SandboxZygote | None:
-    env = {k: v for k, v in run.env if k not in _PER_RUN}
+    env = {k: v for k, v in run.env if k not in PER_RUN}
     key = (run.python, run.flags, run.mode, run.preload(), tuple(sorted(env.items())), parent)
     with _zygotes_lock:
         zygote = _zygotes.get(key)

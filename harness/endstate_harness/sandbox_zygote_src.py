@@ -31,6 +31,23 @@ import os
 import sys
 
 _SOCKET_MODULE_PRELOADED = False
+_PRCTL = None
+"""``prctl`` when the zygote was started ``private`` (inside a container whose runs share its
+uid): the zygote is then non-dumpable, so no run can ptrace it or read its memory, and each
+forked run makes itself dumpable again, as a fresh process is."""
+
+
+def _private():
+    global _PRCTL
+    before = set(sys.modules)
+    import ctypes  # deferred: only a private zygote loads it, and unloads it again below
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    if prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
+        raise OSError("prctl(PR_SET_DUMPABLE) failed")
+    _PRCTL = prctl
+    for name in set(sys.modules) - before:  # a run finds ctypes as unloaded as a fresh one
+        del sys.modules[name]
 
 
 def _fds_of(ancillary):
@@ -127,6 +144,8 @@ def _zygote():
     """Serve until the socket closes; returns ``(request, fds, code)`` only in a forked run."""
     global _SOCKET_MODULE_PRELOADED
     sock = _socket.socket(fileno=int(sys.argv[1]))
+    if sys.argv[3:4] == ["private"]:
+        _private()  # or fail to start: the harness then runs fresh processes
     for name in [n for n in sys.argv[2].split(",") if n]:
         try:
             __import__(name)
@@ -137,7 +156,7 @@ def _zygote():
     sock.send(marshal.dumps({"ready": True, "modules": tops, "cwd": os.getcwd(),
                              "environ": dict(os.environ)}))
     space = _socket.CMSG_SPACE(4 * 8)
-    folder = os.getcwd()
+    folder = _FOLDER
     while True:
         try:
             data, ancillary, _flags, _addr = sock.recvmsg(1 << 22, space)
@@ -183,7 +202,9 @@ def _zygote():
 
 def _become(req, fds):
     """In the forked run: what a fresh ``PYTHON FLAGS -c/-m …`` in ``cwd`` would be."""
-    zygote_cwd = os.getcwd()
+    zygote_cwd = _FOLDER
+    if _PRCTL is not None:
+        _PRCTL(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, 1: as a fresh process is
     os.setsid()
     moved = [os.dup(fd) if fd <= 2 else fd for fd in fds]  # none of them clobbers another
     for target, fd in enumerate(moved):
@@ -210,6 +231,8 @@ def _become(req, fds):
     return main
 
 
+_FOLDER = os.getcwd()
+"""The folder the zygote started in (its harness may remove it once the zygote is ready)."""
 _request, _fds, _code = _zygote()
 _main = _become(_request, _fds)
 try:

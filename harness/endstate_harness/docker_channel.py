@@ -1,0 +1,188 @@
+"""The two kinds of channel into a Docker sandbox (see :class:`~endstate_harness.channel.Channel`).
+
+Why a module of its own: :class:`~endstate_harness.docker_sandbox.DockerSandbox` opens one or
+the other; what each needs to know about the container (its id, its client, its runner) it
+gets from the sandbox, so this module depends on nothing of the sandbox's but those values.
+
+* :class:`AgentChannel`: the process is started by the runner inside the container
+  (:mod:`endstate_harness.docker_agent`); its output and end arrive as the runner's messages.
+* :class:`DockerChannel`: the process is an exec with stdin attached (no runner).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from docker.utils.socket import STDERR, frames_iter
+
+from endstate_harness.channel import Channel
+from endstate_harness.cleanup import defer_signals
+from endstate_harness.docker_agent import Agent, AgentGone
+from endstate_harness.docker_daemon import KEEPER_FILE, _close_socket, _DockerFailure
+
+if TYPE_CHECKING:
+    from endstate_harness.docker_sandbox import DockerSandbox
+
+CHANNEL_DRAIN_S = 5.0
+"""How long a closed channel's process may take to end by itself before it is killed."""
+
+
+class AgentChannel(Channel):
+    """A command started by the runner with its stdin piped: its stdout, stderr and end come
+    as the runner's messages, pumped by a thread of their own."""
+
+    def __init__(self, agent: Agent, lock: threading.Lock, cap: int) -> None:
+        self._agent = agent
+        self._lock = lock
+        self._cap = cap
+        self._out: queue.Queue[bytes | None] = queue.Queue()
+        self._err = bytearray()
+        self._ended = threading.Event()
+        self._closed = False
+
+    def take(self, kind: bytes, payload: bytes) -> None:
+        """The runner's messages about this command (:meth:`Agent.attach`)."""
+        if kind == b"O":
+            self._out.put(payload)
+        elif kind == b"E":
+            self._err.extend(payload[: max(0, self._cap - len(self._err))])
+        else:  # its end (X, !) or the runner's
+            self._ended.set()
+            self._out.put(None)
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        for start in range(0, len(view), 1 << 20):
+            try:
+                self._agent.send(b"I", bytes(view[start:start + (1 << 20)]))
+            except AgentGone as exc:
+                raise OSError(str(exc)) from None
+
+    def close_input(self) -> None:
+        try:
+            self._agent.send(b"C")
+        except AgentGone:
+            pass
+
+    def chunks(self) -> Iterator[bytes]:
+        while True:
+            item = self._out.get()
+            if item is None:
+                self._out.put(None)
+                return
+            yield item
+
+    def stderr_text(self) -> str:
+        return bytes(self._err).decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        with defer_signals():
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                # As the local channel does: the process and everything in the container but
+                # the runner's own are killed at once (its answers are all in by now), and
+                # its end awaited, so the next command starts on a quiet container.
+                self.close_input()
+                if not self._ended.is_set():
+                    try:
+                        self._agent.send(b"K")
+                    except AgentGone:
+                        pass
+                    if not self._ended.wait(CHANNEL_DRAIN_S):
+                        self._agent.close()  # wedged: the sandbox goes on with execs
+            finally:
+                self._lock.release()
+
+
+class DockerChannel(Channel):
+    """An exec with its stdin attached; stdout and stderr demultiplexed by a reader thread."""
+
+    def __init__(self, box: DockerSandbox, sock: Any, lock: threading.Lock, cap: int) -> None:
+        self._box = box
+        self._sock = sock
+        self._lock = lock
+        self._cap = cap
+        self._out: queue.Queue[bytes | None] = queue.Queue()
+        self._err = bytearray()
+        self._closed = False
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _raw(self) -> socket.socket:
+        raw = getattr(self._sock, "_sock", self._sock)
+        return raw  # type: ignore[no-any-return]
+
+    def _read(self) -> None:
+        try:
+            for stream_no, chunk in frames_iter(self._sock, tty=False):
+                if stream_no == STDERR:
+                    room = max(0, self._cap - len(self._err))
+                    self._err.extend(chunk[:room])
+                else:
+                    self._out.put(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._out.put(None)
+
+    def send(self, data: bytes) -> None:
+        self._raw().sendall(data)
+
+    def close_input(self) -> None:
+        try:
+            self._raw().shutdown(socket.SHUT_WR)
+        except (OSError, AttributeError):  # already closed (the raw socket is gone)
+            pass
+
+    def chunks(self) -> Iterator[bytes]:
+        while True:
+            item = self._out.get()
+            if item is None:
+                return
+            yield item
+
+    def stderr_text(self) -> str:
+        return bytes(self._err).decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        with defer_signals():
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                # Input closed, the child ends and the wrapper sweeps what it left; only when
+                # the exec does not end by itself is the container swept from outside.
+                self.close_input()
+                self._reader.join(CHANNEL_DRAIN_S)
+                ended = not self._reader.is_alive()
+                _close_socket(self._sock)
+                if not ended:
+                    self._sweep()
+            finally:
+                self._lock.release()
+
+    def _sweep(self) -> None:
+        """Kill whatever the process left in the container (all but init and the keeper)."""
+        cid, client = self._box.container_id, self._box._client
+        if cid is None or client is None:
+            return
+        sweep = (
+            f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
+            "for p in /proc/[0-9]*; do p=${p#/proc/}; "
+            'case "$p" in 1|"$keeper"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; '
+            "done; fi"
+        )
+        try:
+            exec_id = client.api.exec_create(
+                cid, ["/bin/sh", "-c", sweep], user=f"{os.getuid()}:{os.getgid()}"
+            )["Id"]
+            client.api.exec_start(exec_id)
+        except _DockerFailure:
+            pass
