@@ -36,8 +36,10 @@ class SandboxSpec:
             # deferred: the Docker client is ~75 ms to import, which --sandbox local never needs
             from endstate_harness.docker_pool import PooledDockerSandbox
 
-            # every check gets a container of its own, reset and reused from the pool
-            return PooledDockerSandbox(fixture, image=self.image, pull=False)
+            # every check gets a container of its own, reset and reused from the pool; its
+            # trees (bind-mounted at /work) in memory too, as for the local sandbox
+            return PooledDockerSandbox(fixture, image=self.image, pull=False,
+                                       scratch_root=grading_scratch_root())
         # a check's trees are small and short-lived: in memory where the machine allows
         box = LocalSandbox(fixture, scratch_root=grading_scratch_root())
         # closed by the dozen: deleting the trees is left to a background thread (drained
