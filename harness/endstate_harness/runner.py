@@ -203,7 +203,8 @@ def run_task(
 
     with ExitStack() as stack:
         if session_store is None:
-            session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3")
+            session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3",
+                                         durable=False)  # deleted when the run ends
         try:
             provider = provider_factory(task)
         except Exception as exc:
@@ -420,9 +421,10 @@ def run_suite(
     cancel = threading.Event()
     work = [(task, attempt) for task in tasks for attempt in range(repeat)]
     with ExitStack() as stack:
+        durable = session_store_path is not None  # a temporary one is deleted at the end
         if session_store_path is None:
             session_store_path = _temporary_folder(stack) / "sessions.sqlite3"
-        store = SessionStore(session_store_path)
+        store = SessionStore(session_store_path, durable=durable)
 
         def one(item: tuple[Task, int]) -> TaskResult:
             task, attempt = item

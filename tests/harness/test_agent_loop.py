@@ -293,3 +293,17 @@ def test_session_survives_reload_byte_for_byte(tmp_path):
     assert len(loaded.events_of("model_call")) == result.steps
     info = store.list()[0]
     assert info.id == result.session_id and info.status == "end_turn"
+
+
+def test_a_temporary_store_skips_the_sync_but_not_what_others_read(tmp_path):
+    """A store deleted when its run ends commits without syncing to disk (a scripted run of
+    prove spent most of its time there); every other connection still reads what it wrote."""
+    durable = SessionStore(tmp_path / "kept.sqlite3")
+    temporary = SessionStore(tmp_path / "temp.sqlite3", durable=False)
+    for store, expected in ((durable, 2), (temporary, 0)):  # FULL is 2, OFF is 0
+        with store._connect() as conn:
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == expected
+    session = temporary.create(model="m", title="t")
+    session.append(Message(role="user", content="hello"))
+    again = SessionStore(tmp_path / "temp.sqlite3").load(session.id)
+    assert [m.content for m in again.messages] == ["hello"]

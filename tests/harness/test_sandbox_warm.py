@@ -97,6 +97,46 @@ def test_what_is_recognised_and_what_is_not() -> None:
     assert sandbox_warm.recognise_shell("python3 -m unittest", no_seed) is None
 
 
+def test_the_fast_word_split_agrees_with_shlex_on_every_command() -> None:
+    """Recognising reads a command's words with a regex (the hardened command carries a
+    whole source in one word); it must agree with shlex on which commands are canonical
+    (words exactly as shlex.quote writes them) and on their words."""
+    import random
+
+    def canonical(words: list[str] | None, command: str) -> list[str] | None:
+        if words is None:
+            return None
+        rendered = []
+        for word in words:
+            m = sandbox_warm._KEPT.fullmatch(word)
+            same = m is not None and m.group(1) == m.group(2) == m.group(3)
+            rendered.append(f'${{{m.group(1)}+"{m.group(1)}=${m.group(1)}"}}' if m and same
+                            else shlex.quote(word))
+        return words if " ".join(rendered) == command else None
+
+    rng = random.Random(7)
+    alphabet = "abcAB'\" $-_{}+=/\\\n\t;|&#~*?"
+    recognised = 0
+    for _ in range(30000):
+        words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                 for _ in range(rng.randint(1, 5))]
+        if rng.random() < 0.3:
+            words.insert(rng.randint(0, len(words)),
+                         rng.choice(['${HOME+"HOME=$HOME"}', "${HOME+HOME=$HOME}"]))
+        command = rng.choice([" ", " ", "  "]).join(
+            shlex.quote(w) if rng.random() < 0.8 else w for w in words)
+        if not command.strip():
+            continue  # no words: no run either way
+        try:
+            by_shlex = canonical(shlex.split(command), command)
+        except ValueError:
+            by_shlex = None
+        by_regex = canonical(sandbox_warm._canonical_words(command), command)
+        assert by_regex == by_shlex, repr(command)
+        recognised += by_shlex is not None
+    assert recognised > 5000, "the corpus must hold canonical commands too"
+
+
 PROGRAMS = {
     "argv, folder, path, env, main": (
         "import os, sys; print(sys.argv, os.getcwd().endswith('/live'), repr(sys.path[0]), "

@@ -144,6 +144,20 @@ def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return text[:limit] + f"\n... [{len(text) - limit} more characters not shown]"
 
 
+_VALIDATORS: dict[int, Any] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator for a tool's schema, made (and the schema checked) once, not per call:
+    ``jsonschema.validate`` does both each time, most of a scripted run's time in prove."""
+    found = _VALIDATORS.get(id(schema))
+    if found is None or found.schema is not schema:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        found = _VALIDATORS[id(schema)] = cls(schema)
+    return found
+
+
 class Tool(ABC):
     """One tool: a name, a JSON schema, an idempotence flag and ``run``."""
 
@@ -158,10 +172,10 @@ class Tool(ABC):
 
     def __call__(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
         """Validate the arguments against the schema, then run; every failure is a ToolError."""
-        try:
-            jsonschema.validate(arguments, self.parameters)
-        except jsonschema.ValidationError as exc:
-            raise ToolError(f"bad arguments for {self.name}: {exc.message}") from None
+        error = jsonschema.exceptions.best_match(_validator(self.parameters).iter_errors(
+            arguments))  # what jsonschema.validate raises, without re-checking the schema
+        if error is not None:
+            raise ToolError(f"bad arguments for {self.name}: {error.message}") from None
         try:
             return truncate(self.run(arguments, workspace, **limits))
         except PathEscapeError as exc:
