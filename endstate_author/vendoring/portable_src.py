@@ -96,13 +96,14 @@ JudgeProcess = Any
 """The judge's process: always a fresh one here (no warm interpreter in a vendored copy)."""
 
 
-def _start_judge(config_json: str, trusted: Path, report_w: int) -> Any:
-    """The judge as a fresh process: a vendored copy has no warm interpreter to fork from."""
+def _start_judge(config_json: str, trusted: Path, report_w: int, direct: Any = None) -> Any:
+    """The judge as a fresh process: a vendored copy has no warm interpreter to fork from.
+    Its stdin and stdout are pipes to this process, or ``direct`` (the child's own)."""
     return subprocess.Popen(
         judge_argv(config_json),
         cwd=trusted,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+        stdin=direct[0] if direct is not None else subprocess.PIPE,
+        stdout=direct[1] if direct is not None else subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         pass_fds=(report_w,),
         env=_judge_env(),
@@ -406,6 +407,12 @@ class _ProcessChannel:
                 self.proc.stdin.close()
             except OSError:
                 pass
+
+    def direct(self) -> tuple[int, int] | None:
+        """The process's own pipes, for the judge to use with no relay (a local process)."""
+        if self.proc.stdout is None or self.proc.stdin is None:
+            return None
+        return self.proc.stdout.fileno(), self.proc.stdin.fileno()
 
     def chunks(self) -> Iterator[bytes]:
         assert self.proc.stdout is not None

@@ -39,6 +39,17 @@ class Channel(ABC):
     def close(self) -> None:
         """Stop the process and everything it started; idempotent."""
 
+    def direct(self) -> tuple[int, int] | None:
+        """Descriptors another local process may use instead of this channel: one to read
+        the process's stdout, one to write its stdin (None: only through :meth:`send` and
+        :meth:`chunks`). Once asked for, the channel itself is not read or written any more;
+        :meth:`close` still stops the process.
+
+        Why: the judge's every call to the code under test crossed this process twice, a
+        thread's wake-up each way (0.3-0.5 ms a round trip, measured, against ~0.05 ms
+        straight), when the process is a local one the judge can talk to itself."""
+        return None
+
     def __enter__(self) -> Self:
         return self
 

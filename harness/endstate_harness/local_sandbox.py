@@ -362,6 +362,12 @@ class LocalChannel(Channel):
     def stderr_text(self) -> str:
         return self._err.text()
 
+    def direct(self) -> tuple[int, int] | None:
+        """The process's own pipes (see :meth:`Channel.direct`): it is a process here."""
+        if self.proc.stdout is None or self.proc.stdin is None:
+            return None
+        return self.proc.stdout.fileno(), self.proc.stdin.fileno()
+
     def close(self) -> None:
         with defer_signals():
             if self._closed:

@@ -103,7 +103,8 @@ class ForkedRun:
 class WarmProcess(ForkedRun):
     """A judge forked by the zygote: the subset of :class:`subprocess.Popen` the judge uses."""
 
-    def __init__(self, zygote: Zygote, pid: int, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    def __init__(self, zygote: Zygote, pid: int, stdin: IO[bytes] | None,
+                 stdout: IO[bytes] | None) -> None:
         super().__init__(zygote, pid)
         self.stdin: IO[bytes] | None = stdin
         self.stdout: IO[bytes] | None = stdout
@@ -155,9 +156,15 @@ class Zygote:
             raise OSError(str(answer["error"]))
         return answer
 
-    def spawn(self, arg: str, *, cwd: str, report_fd: int) -> WarmProcess:
+    def spawn(self, arg: str, *, cwd: str, report_fd: int,
+              stdio: tuple[int, int] | None = None) -> WarmProcess:
         """Fork a run of the module with ``arg`` as ``sys.argv[1]`` (a JSON config whose
-        ``report_fd`` is rewritten to the run's own copy of ``report_fd``)."""
+        ``report_fd`` is rewritten to the run's own copy of ``report_fd``); its stdin and
+        stdout are new pipes, or the two descriptors of ``stdio`` (then not pipes of ours)."""
+        if stdio is not None:
+            answer = self._ask({"op": "spawn", "arg": arg, "cwd": cwd},
+                               [stdio[0], stdio[1], report_fd])
+            return WarmProcess(self, int(answer["pid"]), None, None)
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         try:

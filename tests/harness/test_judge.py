@@ -159,6 +159,30 @@ def test_the_judge_discriminates(backend: str, task: Path) -> None:
     assert _judge(backend, task, solution)
 
 
+def test_a_local_child_is_talked_to_directly_and_judged_the_same_relayed(
+    task: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge of a local sandbox talks to its child over the child's own pipes; relayed
+    through the harness (as for Docker) every verdict is the same."""
+    from endstate_harness.judge import grader
+    from endstate_harness.local_sandbox import LocalChannel
+
+    solution = (task / "solution" / "pkg" / "calc.py").read_text()
+    relayed: list[int] = []
+
+    def counted(*args: object) -> None:
+        relayed.append(1)
+        pump(*args)  # type: ignore[arg-type]
+
+    pump = grader._pump_to_child
+    monkeypatch.setattr(grader, "_pump_to_child", counted)
+    direct = [_judge("local", task, calc) for calc in (None, solution, ALWAYS_EQUAL)]
+    assert direct == [False, True, False] and relayed == [], "no relay for a local child"
+    monkeypatch.setattr(LocalChannel, "direct", lambda self: None)
+    assert [_judge("local", task, calc) for calc in (None, solution, ALWAYS_EQUAL)] == direct
+    assert len(relayed) == 3
+
+
 @pytest.mark.parametrize("payload", [READ_THE_CALLER, ALWAYS_EQUAL], ids=["frames", "always-eq"])
 def test_class1_forging_from_inside_beats_tests_pass_not_the_judge(
     backend: str, task: Path, payload: str

@@ -224,15 +224,15 @@ def _run(
     judge: JudgeProcess | None = None
     try:
         channel = sandbox.open_channel(child_argv, timeout_s=timeout_s + 5)
-        judge = _start_judge(json.dumps(config), trusted, report_w)
+        # a local child: the judge talks to it with no relay (a channel of another kind, as
+        # the vendored copy may be given, has no ``direct``: relayed as before)
+        direct = channel.direct() if hasattr(channel, "direct") else None
+        judge = _start_judge(json.dumps(config), trusted, report_w, direct)
         os.close(report_w)
         report_w = -1
-        pumps = [
-            threading.Thread(target=_pump_to_child, args=(judge, channel), daemon=True),
-            threading.Thread(target=_pump_to_judge, args=(judge, channel), daemon=True),
-        ]
-        for pump in pumps:
-            pump.start()
+        if direct is None:
+            for pump in (_pump_to_child, _pump_to_judge):
+                threading.Thread(target=pump, args=(judge, channel), daemon=True).start()
         text = _read_report(report_r, judge, timeout_s + 10)
         return (json.loads(text) if text else None), channel.stderr_text()
     except SandboxError:
@@ -311,21 +311,24 @@ def _pump_to_judge(judge: JudgeProcess, channel: Channel) -> None:
             pass
 
 
-def _start_judge(config_json: str, trusted: Path, report_w: int) -> JudgeProcess:
+def _start_judge(config_json: str, trusted: Path, report_w: int,
+                 direct: tuple[int, int] | None = None) -> JudgeProcess:
     """The judge, forked from a warm interpreter (:mod:`endstate_harness.warm`) when one can
-    start, else a fresh process; the same process either way."""
+    start, else a fresh process; the same process either way. Its stdin and stdout are
+    pipes to this process, or ``direct``: the child's stdout and stdin themselves."""
     env = _judge_env()
     zygote = warm.zygote_for("endstate_harness.judge.main", env)
     if zygote is not None:
         try:
-            return zygote.spawn(config_json, cwd=str(trusted), report_fd=report_w)
+            return zygote.spawn(config_json, cwd=str(trusted), report_fd=report_w,
+                                stdio=direct)
         except OSError:
             pass  # a zygote that cannot fork now: a fresh process does the same job
     return subprocess.Popen(
         judge_argv(config_json),
         cwd=trusted,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+        stdin=direct[0] if direct is not None else subprocess.PIPE,
+        stdout=direct[1] if direct is not None else subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         pass_fds=(report_w,),
         env=env,
