@@ -13,11 +13,13 @@ command killed it: it shares the command's uid) ends that sandbox's use of it th
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import os
 import queue
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -74,6 +76,20 @@ def _zygote_source() -> str:
         encoding="utf-8")
 
 
+MAX_FDS = 4
+"""Most descriptors one message of the runner may carry (more are dropped by the kernel)."""
+
+
+def _fds_of(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(data) - len(data) % 4
+            fds.extend(int.from_bytes(data[i:i + 4], sys.byteorder, signed=True)
+                       for i in range(0, usable, 4))
+    return fds
+
+
 class AgentGone(Exception):
     """The agent's stream ended (it was killed, or the container stopped)."""
 
@@ -94,6 +110,7 @@ class Agent:
         self._inbox: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue()
         self._send_lock = threading.Lock()
         self._sink: Callable[[bytes, bytes], None] | None = None
+        self._fd_batches: collections.deque[list[int]] = collections.deque()
         self._sink_lock = threading.Lock()
         self.stderr = bytearray()
         self.gone = False
@@ -146,8 +163,12 @@ class Agent:
             size = int.from_bytes(buf[1:5], "big")
             if len(buf) < 5 + size:
                 break
-            self._deliver((bytes(buf[:1]), bytes(buf[5:5 + size])))
+            kind, payload = bytes(buf[:1]), bytes(buf[5:5 + size])
             del buf[:5 + size]
+            if kind == b"F":  # the descriptors arrived with its first byte, in order
+                fds = self._fd_batches.popleft() if payload == b"1" and self._fd_batches else []
+                payload = json.dumps(fds).encode()
+            self._deliver((kind, payload))
 
     def _read_exec(self) -> None:
         """The exec's stream: the hello (and every message, without a socket), the runner's
@@ -168,9 +189,14 @@ class Agent:
 
     def _read_conn(self, conn: socket.socket) -> None:
         buf = bytearray()
+        space = socket.CMSG_SPACE(4 * MAX_FDS)
         try:
             while True:
-                data = conn.recv(1 << 16)
+                data, ancillary, _flags, _addr = conn.recvmsg(1 << 16, space,
+                                                              socket.MSG_CMSG_CLOEXEC)
+                fds = _fds_of(ancillary)
+                if fds:
+                    self._fd_batches.append(fds)
                 if not data:
                     break
                 buf.extend(data)
@@ -180,6 +206,9 @@ class Agent:
         finally:
             self.gone = True
             self._deliver(None)
+            for batch in self._fd_batches:  # handed over, never claimed
+                for fd in batch:
+                    os.close(fd)
 
     def _next(self, timeout: float | None = None) -> tuple[bytes, bytes] | None:
         try:
@@ -199,7 +228,7 @@ class Agent:
                 raise AgentGone("the agent's stream is closed") from None
 
     def start(self, argv: list[str], cwd: str, *, stdin: bool, spare_arg: int | None = None,
-              sink: Callable[[bytes, bytes], None] | None = None) -> None:
+              sink: Callable[[bytes, bytes], None] | None = None, direct: bool = False) -> None:
         """Start ``argv`` in the runner's own environment (an exec's); then read its output
         with :meth:`messages`. ``argv[spare_arg]`` is replaced by the runner's pids (itself
         and its zygotes), which the wrapper's sweep and the reset must spare."""
@@ -207,16 +236,23 @@ class Agent:
             raise AgentGone("the agent stopped")
         if sink is not None:
             self.attach(sink)
-        self.send(b"R", json.dumps(self._request(argv, cwd, stdin, spare_arg)).encode())
+        self.send(b"R", json.dumps(self._request(argv, cwd, stdin, spare_arg, direct)).encode())
 
-    @staticmethod
-    def _request(argv: list[str], cwd: str, stdin: bool,
-                 spare_arg: int | None) -> dict[str, Any]:
-        return {"argv": argv, "cwd": cwd, "stdin": stdin, "spare_arg": spare_arg}
+    def _request(self, argv: list[str], cwd: str, stdin: bool, spare_arg: int | None,
+                 direct: bool = False) -> dict[str, Any]:
+        return {"argv": argv, "cwd": cwd, "stdin": stdin, "spare_arg": spare_arg,
+                "direct": direct and stdin and self.hands_over}
+
+    @property
+    def hands_over(self) -> bool:
+        """Whether a command's own stdin and stdout can be handed to this process (the
+        runner talks over a UNIX socket, which carries descriptors)."""
+        return self._conn is not None
 
     def start_command(self, command: str | list[str], fallback: list[str], spare_arg: int, *,
                       stdin: bool, limit: float, cwd: str, listing: list[str],
-                      sink: Callable[[bytes, bytes], None] | None = None) -> None:
+                      sink: Callable[[bytes, bytes], None] | None = None,
+                      direct: bool = False) -> None:
         """Start ``/bin/sh -c command`` as ``fallback`` (the wrapped command) does, but
         forked from a warm interpreter when the command is a recognised Python run
         (:mod:`endstate_harness.sandbox_warm`) and ``listing`` (the working folder's names)
@@ -226,9 +262,10 @@ class Agent:
             raise AgentGone("the agent stopped")
         warm = self._warm_request(command, limit, cwd, listing, stdin)
         if warm is None:
-            self.start(fallback, cwd, stdin=stdin, spare_arg=spare_arg, sink=sink)
+            self.start(fallback, cwd, stdin=stdin, spare_arg=spare_arg, sink=sink, direct=direct)
             return
-        warm["fallback"] = self._request(fallback, cwd, stdin, spare_arg)
+        warm["fallback"] = self._request(fallback, cwd, stdin, spare_arg, direct)
+        warm["direct"] = warm["fallback"]["direct"]
         if sink is not None:
             self.attach(sink)
         self.send(b"W", json.dumps(warm).encode())

@@ -32,7 +32,9 @@ command's stdin, ``C`` close it, ``K`` kill every process but the spared ones, `
 ``D`` digest, ``Q`` reset (JSON: keeper; see ``docker_agent_box_src``). Agent to host: ``H``
 hello (JSON: pid, environ, sh, pidfd, socket), ``Z`` a zygote's start (JSON), ``O``/``E`` the
 command's stdout/stderr bytes, ``X`` it ended (JSON: code, negative for a signal; warm),
-``P`` pong, ``D`` a digest (JSON), ``!`` a request failed (JSON: error).
+``P`` pong, ``D`` a digest (JSON), ``F`` (over the socket, with two descriptors attached:
+the command's stdout and stdin, when its request said ``direct``), ``!`` a request failed
+(JSON: error).
 """
 
 import json
@@ -64,6 +66,9 @@ if "_reset" not in globals():  # for linters; shipped, the box part's text comes
         _sweep_and_settle,
     )
 
+
+_SOCK = [None]  # type: list[socket.socket | None]
+"""The host's socket, when the runner talks over one (descriptors can be handed over)."""
 
 _IO = [0, 1]
 """Where requests come from and messages go: the exec's stdin and stdout, or (when the host
@@ -222,6 +227,30 @@ class _Command:
 
     def on_exit(self, sel):
         """Its leader ended (only a forked run watches for that)."""
+
+    def hand_over(self):
+        """Send the host the command's stdout (to read) and stdin (to write) themselves, and
+        keep neither: a local process there (the judge) then talks to the command with no
+        relay, here or on the host. Only over the host's socket (descriptors cross it)."""
+        sock = _SOCK[0]
+        if sock is None or self.stdin_fd is None:
+            _send(b"F", b"")
+            return
+        out_fd = next(fd for fd, tag in self.open.items() if tag == b"O")
+        fds = [out_fd, self.stdin_fd]
+        os.set_blocking(self.stdin_fd, True)  # shared with the host's copy: as a pipe is
+        data = b"F" + (1).to_bytes(4, "big") + b"1"  # "1": the descriptors come with it
+        try:
+            sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                   b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds))])
+        except OSError:
+            os.set_blocking(self.stdin_fd, False)
+            _send(b"F", b"")  # none: the host relays, as without a socket
+            return
+        for fd in fds:
+            os.close(fd)
+        del self.open[out_fd]
+        self.stdin_fd = None
 
     def release(self, sel):
         for fd in list(self.open):
@@ -424,6 +453,8 @@ def _serve():
                 try:
                     req = json.loads(payload)
                     run = _Fresh(req) if kind == b"R" else _start_warm(req)
+                    if req.get("direct"):
+                        run.hand_over()
                 except (OSError, ValueError, TypeError, KeyError) as exc:
                     _send_json(b"!", {"error": str(exc)})
                     continue
@@ -473,6 +504,7 @@ def main():
                       "pidfd": hasattr(os, "pidfd_open"), "socket": conn is not None})
     if conn is not None:
         _IO[:] = [conn.fileno(), conn.fileno()]
+        _SOCK[0] = conn
     _serve()
 
 

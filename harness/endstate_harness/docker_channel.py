@@ -11,6 +11,7 @@ gets from the sandbox, so this module depends on nothing of the sandbox's but th
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import socket
@@ -32,9 +33,15 @@ CHANNEL_DRAIN_S = 5.0
 """How long a closed channel's process may take to end by itself before it is killed."""
 
 
+HAND_OVER_S = 10.0
+"""How long the runner may take to hand a started command's stdin and stdout over."""
+
+
 class AgentChannel(Channel):
-    """A command started by the runner with its stdin piped: its stdout, stderr and end come
-    as the runner's messages, pumped by a thread of their own."""
+    """A command started by the runner with its stdin piped. Its stderr and its end come as
+    the runner's messages; its stdout and stdin either as messages too (``I``/``O``), or,
+    where the runner hands them over (:attr:`Agent.hands_over`), as the pipes themselves:
+    then :meth:`direct` gives them to the judge, and nothing is relayed at all."""
 
     def __init__(self, agent: Agent, lock: threading.Lock, cap: int) -> None:
         self._agent = agent
@@ -43,7 +50,11 @@ class AgentChannel(Channel):
         self._out: queue.Queue[bytes | None] = queue.Queue()
         self._err = bytearray()
         self._ended = threading.Event()
+        self._settled = threading.Event()  # handed over (or not), or ended
+        self._pipes: list[int] = []  # [stdout to read, stdin to write], when handed over
         self._closed = False
+        if not agent.hands_over:
+            self._settled.set()  # nothing will be handed over: relayed
 
     def take(self, kind: bytes, payload: bytes) -> None:
         """The runner's messages about this command (:meth:`Agent.attach`)."""
@@ -51,11 +62,33 @@ class AgentChannel(Channel):
             self._out.put(payload)
         elif kind == b"E":
             self._err.extend(payload[: max(0, self._cap - len(self._err))])
+        elif kind == b"F":
+            fds = [int(fd) for fd in json.loads(payload)]
+            if len(fds) == 2:
+                self._pipes = fds
+            else:
+                for fd in fds:
+                    os.close(fd)
+            self._settled.set()
         else:  # its end (X, !) or the runner's
             self._ended.set()
+            self._settled.set()
             self._out.put(None)
 
+    def _handed(self) -> bool:
+        self._settled.wait(HAND_OVER_S)
+        return bool(self._pipes)
+
+    def direct(self) -> tuple[int, int] | None:
+        """The command's own stdout and stdin, when the runner handed them over."""
+        return (self._pipes[0], self._pipes[1]) if self._handed() else None
+
     def send(self, data: bytes) -> None:
+        if self._handed():
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._pipes[1], view):]
+            return
         view = memoryview(data)
         for start in range(0, len(view), 1 << 20):
             try:
@@ -64,12 +97,26 @@ class AgentChannel(Channel):
                 raise OSError(str(exc)) from None
 
     def close_input(self) -> None:
+        if self._handed():
+            fd, self._pipes[1] = self._pipes[1], -1
+            if fd >= 0:
+                os.close(fd)
+            return
         try:
             self._agent.send(b"C")
         except AgentGone:
             pass
 
     def chunks(self) -> Iterator[bytes]:
+        if self._handed():
+            while True:
+                try:
+                    data = os.read(self._pipes[0], 1 << 16)
+                except OSError:
+                    return
+                if not data:
+                    return
+                yield data
         while True:
             item = self._out.get()
             if item is None:
@@ -98,6 +145,10 @@ class AgentChannel(Channel):
                     if not self._ended.wait(CHANNEL_DRAIN_S):
                         self._agent.close()  # wedged: the sandbox goes on with execs
             finally:
+                pipes, self._pipes = self._pipes, []
+                for fd in pipes:
+                    if fd >= 0:
+                        os.close(fd)
                 self._lock.release()
 
 

@@ -449,7 +449,8 @@ class DockerSandbox(TreeSandbox):
                 channel = AgentChannel(agent, self._run_lock, self.output_cap)
                 try:
                     agent.start_command(argv, [*cmd, ""], len(cmd), stdin=True, limit=limit,
-                                        cwd=WORKDIR, listing=self._listing(), sink=channel.take)
+                                        cwd=WORKDIR, listing=self._listing(), sink=channel.take,
+                                        direct=True)
                     return channel
                 except AgentGone:
                     self._live_agent()

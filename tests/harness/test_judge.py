@@ -159,11 +159,13 @@ def test_the_judge_discriminates(backend: str, task: Path) -> None:
     assert _judge(backend, task, solution)
 
 
-def test_a_local_child_is_talked_to_directly_and_judged_the_same_relayed(
-    task: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_child_is_talked_to_directly_and_judged_the_same_relayed(
+    backend: str, task: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The judge of a local sandbox talks to its child over the child's own pipes; relayed
-    through the harness (as for Docker) every verdict is the same."""
+    """The judge talks to its child over the child's own pipes (in Docker the runner in the
+    container hands them over its socket); relayed through the harness, every verdict is
+    the same."""
+    from endstate_harness.docker_channel import AgentChannel
     from endstate_harness.judge import grader
     from endstate_harness.local_sandbox import LocalChannel
 
@@ -176,10 +178,11 @@ def test_a_local_child_is_talked_to_directly_and_judged_the_same_relayed(
 
     pump = grader._pump_to_child
     monkeypatch.setattr(grader, "_pump_to_child", counted)
-    direct = [_judge("local", task, calc) for calc in (None, solution, ALWAYS_EQUAL)]
-    assert direct == [False, True, False] and relayed == [], "no relay for a local child"
-    monkeypatch.setattr(LocalChannel, "direct", lambda self: None)
-    assert [_judge("local", task, calc) for calc in (None, solution, ALWAYS_EQUAL)] == direct
+    direct = [_judge(backend, task, calc) for calc in (None, solution, ALWAYS_EQUAL)]
+    assert direct == [False, True, False] and relayed == [], "no relay"
+    monkeypatch.setattr(LocalChannel if backend == "local" else AgentChannel, "direct",
+                        lambda self: None)
+    assert [_judge(backend, task, calc) for calc in (None, solution, ALWAYS_EQUAL)] == direct
     assert len(relayed) == 3
 
 
