@@ -24,13 +24,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import docker
 import docker.types
 from docker.utils.socket import STDERR, frames_iter
 
+from endstate_harness.docker_agent_socket import SocketOffer
 from endstate_harness.docker_daemon import _close_socket, _DockerFailure, _no_timeout
 from endstate_harness.sandbox_warm import (
     PER_RUN,
@@ -63,11 +63,11 @@ ZYGOTE_S = 70.0
 
 @functools.cache
 def _source() -> str:
-    """What the runner runs: its box part, then its main part (both shipped as source)."""
+    """What the runner runs: its box and zygote parts, then its main part (all shipped as
+    source, one text)."""
     pkg = resources.files("endstate_harness")
-    box = pkg.joinpath("docker_agent_box_src.py").read_text(encoding="utf-8")
-    main = pkg.joinpath("docker_agent_src.py").read_text(encoding="utf-8")
-    return box + "\n\n" + main
+    parts = ("docker_agent_box_src.py", "docker_agent_zygote_src.py", "docker_agent_src.py")
+    return "\n\n".join(pkg.joinpath(part).read_text(encoding="utf-8") for part in parts)
 
 
 @functools.cache
@@ -428,74 +428,3 @@ def start_agent(client: docker.DockerClient, cid: str, user: str, env: dict[str,
     finally:
         if offer is not None:
             offer.withdraw()
-
-
-SOCKET_MOUNT = "/.endstate-agent"
-"""Where a container sees the folder of the host's socket for its runner (read-only)."""
-
-
-class SocketOffer:
-    """A UNIX socket on the host that the container's runner connects to, so that messages
-    go straight between the two instead of through the daemon's relay.
-
-    Why it is safe: the folder is the sandbox's private scratch (mode 0700), mounted into the
-    container read-only; the runner is the first process to run there besides the keeper, and
-    connects before its hello; the host accepts exactly one connection, and then closes the
-    socket and removes the folder (:meth:`withdraw`) before any command runs, so nothing that
-    runs later can reach it."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.inside = f"{SOCKET_MOUNT}/s"
-        self._path = folder / "s"
-        self._listener: socket.socket | None = None
-        folder.mkdir(mode=0o700)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(str(self._path))
-            listener.listen(1)
-            listener.settimeout(HELLO_S)
-        except OSError:
-            listener.close()
-            self.withdraw()
-            raise
-        self._listener = listener
-
-    def mount(self) -> docker.types.Mount:
-        return docker.types.Mount(SOCKET_MOUNT, str(self.folder), type="bind", read_only=True)
-
-    def accept(self) -> socket.socket | None:
-        listener = self._listener
-        if listener is None:
-            return None
-        try:
-            conn, _ = listener.accept()
-        except OSError:
-            return None
-        finally:
-            self.withdraw()
-        conn.settimeout(None)
-        return conn
-
-    def withdraw(self) -> None:
-        """Close the socket and remove its folder (idempotent)."""
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.close()
-        for remove in (self._path.unlink, self.folder.rmdir):
-            try:
-                remove()
-            except OSError:
-                pass
-
-
-def offer_socket(scratch: Path) -> SocketOffer | None:
-    """A socket for the runner in ``scratch``, or None where none can be made (a path too
-    long for a UNIX socket, say): the runner then talks over the exec's streams."""
-    folder = scratch / "agent"
-    if len(str(folder / "s")) > 100 or not agent_enabled():
-        return None
-    try:
-        return SocketOffer(folder)
-    except OSError:
-        return None

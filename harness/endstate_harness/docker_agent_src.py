@@ -38,26 +38,21 @@ the command's stdout and stdin, when its request said ``direct``), ``!`` a reque
 """
 
 import json
-import marshal
 import os
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 _DRAIN_S = 2.0
 """How long a command's streams may stay open after it ended (something it started still
 holds them) before they are closed on it."""
-_ANSWER_S = 10.0
-_MAX_MSG = 1 << 22
 
 _zygotes = {}  # type: dict[str, _Zygote]
 
-if "_reset" not in globals():  # for linters; shipped, the box part's text comes first
+if "_reset" not in globals():  # for linters; shipped, the other parts' text comes first
     from endstate_harness.docker_agent_box_src import (
         _digest,
         _kill_group,
@@ -65,6 +60,7 @@ if "_reset" not in globals():  # for linters; shipped, the box part's text comes
         _reset,
         _sweep_and_settle,
     )
+    from endstate_harness.docker_agent_zygote_src import _Zygote
 
 
 _SOCK = [None]  # type: list[socket.socket | None]
@@ -105,76 +101,6 @@ def _own_pids():
     pids = [os.getpid()]
     pids.extend(z.pid for z in _zygotes.values() if z.alive())
     return pids
-
-
-class _Zygote:
-    """A warm interpreter of the container (``sandbox_zygote_src``, started private)."""
-
-    def __init__(self, req):
-        folder = tempfile.mkdtemp(prefix="endstate-zygote-", dir="/tmp")
-        home = os.path.join(folder, "home")
-        os.mkdir(home)
-        env = dict(req["env"])
-        env["HOME"] = env["TMPDIR"] = home
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self.proc = subprocess.Popen(
-                [*req["head"], "-c", req["source"], str(theirs.fileno()), req["preload"],
-                 "private"],
-                cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
-        finally:
-            theirs.close()
-        self.pid = self.proc.pid
-        self.sock = mine
-        try:
-            mine.settimeout(60)
-            ready = marshal.loads(mine.recv(_MAX_MSG))
-            mine.settimeout(_ANSWER_S)
-        except (OSError, EOFError, ValueError, TypeError):
-            ready = None
-        finally:
-            # It reads nothing more from its folder: gone before any run, so no reset or
-            # digest of /tmp ever sees it.
-            shutil.rmtree(folder, ignore_errors=True)
-        if type(ready) is not dict or ready.get("ready") is not True:
-            self.close()
-            raise OSError("the warm interpreter did not start")
-        self.answer = {"ok": True, "pid": self.pid, "home": home, "env": env,
-                       "ready": {"modules": ready.get("modules", []), "cwd": ready.get("cwd"),
-                                 "environ": ready.get("environ", {})}}
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def ask(self, request, fds=()):
-        try:
-            self.sock.sendmsg([marshal.dumps(request)],
-                              [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds))]
-                              if fds else [])
-            reply = self.sock.recv(_MAX_MSG)
-        except OSError:  # wedged (a run can SIGSTOP it) or gone: never asked again
-            self.close()
-            raise
-        if not reply:
-            self.close()
-            raise OSError("the warm interpreter is gone")
-        answer = marshal.loads(reply)
-        if type(answer) is not dict or "error" in answer:
-            raise OSError(str(answer))
-        return answer
-
-    def close(self):
-        try:
-            self.sock.close()
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-        except OSError:
-            pass
 
 
 class _Command:

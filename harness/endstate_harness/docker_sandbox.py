@@ -47,7 +47,8 @@ import docker.types
 from docker.utils.socket import STDERR, frames_iter
 
 from endstate_harness.channel import Channel
-from endstate_harness.docker_agent import Agent, AgentGone, SocketOffer, offer_socket, start_agent
+from endstate_harness.docker_agent import Agent, AgentGone, agent_enabled, start_agent
+from endstate_harness.docker_agent_socket import SocketOffer, offer_socket
 from endstate_harness.docker_channel import AgentChannel, DockerChannel
 from endstate_harness.docker_daemon import (
     _CHANNEL_WRAPPER,
@@ -175,7 +176,7 @@ class DockerSandbox(TreeSandbox):
         self._ensure_image(client)
         uid_gid = f"{os.getuid()}:{os.getgid()}"
         name = f"{NAME_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        offer = offer_socket(self.scratch)
+        offer = offer_socket(self.scratch) if agent_enabled() else None
         mounts = [docker.types.Mount(WORKDIR, str(live), type="bind", read_only=False)]
         if offer is not None:
             mounts.append(offer.mount())

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness import docker_agent
+from endstate_harness import docker_agent, docker_agent_socket
 from endstate_harness.docker_pool import ContainerPool, PooledDockerSandbox
 from endstate_harness.docker_sandbox import DockerSandbox
 
@@ -113,7 +113,7 @@ def test_no_socket_is_left_for_a_command_to_reach(
 ) -> None:
     with DockerSandbox(fixture_tree, image=docker_image, pull=False) as box:
         assert box._agent is not None and box._agent._conn is not None, "the socket is used"
-        assert box.run(f"ls -A {docker_agent.SOCKET_MOUNT}").stdout == ""
+        assert box.run(f"ls -A {docker_agent_socket.SOCKET_MOUNT}").stdout == ""
         assert not (box.scratch / "agent").exists(), "withdrawn right after the runner came"
 
 
