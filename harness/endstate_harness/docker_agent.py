@@ -19,7 +19,6 @@ import json
 import os
 import queue
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -78,16 +77,6 @@ def _zygote_source() -> str:
 
 MAX_FDS = 4
 """Most descriptors one message of the runner may carry (more are dropped by the kernel)."""
-
-
-def _fds_of(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
-    fds: list[int] = []
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(data) - len(data) % 4
-            fds.extend(int.from_bytes(data[i:i + 4], sys.byteorder, signed=True)
-                       for i in range(0, usable, 4))
-    return fds
 
 
 class AgentGone(Exception):
@@ -189,12 +178,10 @@ class Agent:
 
     def _read_conn(self, conn: socket.socket) -> None:
         buf = bytearray()
-        space = socket.CMSG_SPACE(4 * MAX_FDS)
         try:
             while True:
-                data, ancillary, _flags, _addr = conn.recvmsg(1 << 16, space,
-                                                              socket.MSG_CMSG_CLOEXEC)
-                fds = _fds_of(ancillary)
+                data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, MAX_FDS,
+                                                           socket.MSG_CMSG_CLOEXEC)
                 if fds:
                     self._fd_batches.append(fds)
                 if not data:
@@ -328,12 +315,11 @@ class Agent:
             if item[0] in (b"X", b"!"):
                 return
 
-    def call(self, argv: list[str], timeout_s: float,
-             spare_arg: int | None = None) -> tuple[int, str]:
+    def call(self, argv: list[str], timeout_s: float) -> tuple[int, str]:
         """Run ``argv`` as it is (no wrapper) and wait for it: (exit code, stdout and stderr).
         A runner that does not answer in time is closed and :class:`AgentGone` raised."""
         deadline = time.monotonic() + timeout_s
-        self.start(argv, "/", stdin=False, spare_arg=spare_arg)
+        self.start(argv, "/", stdin=False)
         out = bytearray()
         while True:
             item = self._next(max(0.0, deadline - time.monotonic()))

@@ -59,13 +59,14 @@ def reuse_enabled() -> bool:
 # The state a reset must restore, as one digest: what is in /tmp and /dev, and the IPC tables.
 _DIGEST = "{ ls -lAnR --time-style=+ /tmp /dev 2>&1; ipcs 2>&1; } | md5sum"
 
-# $1 = the keeper's pid, $2 = more pids to spare (the sandbox's runner, if any). Kill
-# everything but init, those and this shell until nothing else is left (zombies are reaped by
-# init), empty the writable places, restore the keeper file, drop IPC objects, print the digest.
+# $1 = the keeper's pid. Kill everything but init, the keeper and this shell until nothing
+# else is left (zombies are reaped by init), empty the writable places, restore the keeper
+# file, drop IPC objects, print the digest. Only for a container without a runner (which
+# resets in-process, see docker_agent_box_src), so no runner is spared here.
 _RESET = (
-    'k="$1"; spared=" 1 $k $$ $2 "; n=0; while :; do left=""; '
+    'k="$1"; n=0; while :; do left=""; '
     "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    'case "$spared" in *" $p "*) ;; *) left="$left $p";; esac; done; '
+    'case "$p" in 1|"$k"|"$$") ;; *) left="$left $p";; esac; done; '
     '[ -z "$left" ] && break; n=$((n+1)); [ "$n" -gt 2000 ] && exit 3; '
     "kill -s KILL $left 2>/dev/null; done; "
     "chmod -R u+rwX /tmp /dev/shm /dev/mqueue 2>/dev/null; "
@@ -99,12 +100,11 @@ RESET_S = 30.0
 
 
 def _exec(client: docker.DockerClient, cid: str, argv: list[str],
-          agent: Agent | None = None, spare_arg: int | None = None) -> tuple[int, str]:
-    """Run ``argv`` in the container as this uid, through its runner when it has one (which
-    puts its own pids in ``argv[spare_arg]``); (exit code, output). Raises Docker errors,
-    and :class:`AgentGone`."""
+          agent: Agent | None = None) -> tuple[int, str]:
+    """Run ``argv`` in the container as this uid, through its runner when it has one;
+    (exit code, output). Raises Docker errors, and :class:`AgentGone`."""
     if agent is not None and not agent.gone:
-        return agent.call(argv, RESET_S, spare_arg)
+        return agent.call(argv, RESET_S)
     api = client.api
     exec_id = api.exec_create(cid, argv, user=f"{os.getuid()}:{os.getgid()}")["Id"]
     out = api.exec_start(exec_id)
@@ -291,7 +291,7 @@ class PooledDockerSandbox(DockerSandbox):
             code, out = _exec(
                 lease.client,
                 lease.container_id,
-                ["/bin/sh", "-c", _RESET, "endstate-reset", lease.keeper, ""],
+                ["/bin/sh", "-c", _RESET, "endstate-reset", lease.keeper],
             )
         except (*_DockerFailure, AgentGone):
             lease.agent = self._live_agent()

@@ -38,6 +38,7 @@ import shlex
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -400,7 +401,8 @@ class DockerSandbox(TreeSandbox):
         return ExecResult(-1 if code is None else int(code), stdout, stderr)
 
     def _run_by_agent(self, agent: Agent, command: str, cmd: list[str], limit: float,
-                      watchdog: threading.Timer, keep: Any) -> tuple[int | None, bytes]:
+                      watchdog: threading.Timer,
+                      keep: Callable[[int, bytes], None]) -> tuple[int | None, bytes]:
         """Run the command through the runner (forked warm, or the wrapped ``cmd``); its exit
         code (None: the runner stopped before it said, as an exec killed with its container
         says nothing) and what the shell would have written after it."""
