@@ -148,6 +148,7 @@ async def test_incremental_proof_on_save(client: LanguageClient, tmp_path: Path)
     (root / "prompt.md").write_text("Make the failing test pass; do not edit tests/.\n")
     save(client, (root / "prompt.md").as_uri())
     assert await proved(client, 3) == []
+    await until(lambda: len(ended(client)) == 3)  # its last publish in before (c) begins
     assert "ES902" in codes_now()
 
     # (c) the holdout fixed: only the checks that stage the holdout run, and ES902 goes;
