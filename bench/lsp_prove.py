@@ -27,62 +27,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import shlex
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bare import bare_run
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def test_command(task: dict[str, Any]) -> str | None:
-    """The task's test command, as its test-running grader runs it."""
-    for grader in task.get("graders", []):
-        name, args = grader.get("name", ""), grader.get("args", {})
-        if name.endswith(("tests_pass", "judged_tests")):  # both run unittest discovery
-            start = shlex.quote(args.get("start_dir", "tests"))
-            top = shlex.quote(args.get("top_level_dir", "."))
-            pattern = shlex.quote(args.get("pattern", "test*.py"))
-            return f"python3 -m unittest discover -s {start} -t {top} -p {pattern}"
-        if name.endswith("command_succeeds"):
-            return str(args.get("command"))
-    return None
-
-
-def bare_run(task_root: Path) -> float:
-    """One run of the test command on the solved tree (median of 5), in seconds."""
-    command = test_command(json.loads((task_root / "task.json").read_text()))
-    if command is None:
-        return 0.0
-    with tempfile.TemporaryDirectory(prefix="endstate-bench-bare-") as tmp:
-        live = Path(tmp) / "tree"
-        shutil.copytree(task_root / "fixture", live, symlinks=True)
-        for part in ("solution", "holdout"):
-            if (task_root / part).is_dir():
-                shutil.copytree(task_root / part, live, symlinks=True, dirs_exist_ok=True)
-        env = {"PATH": os.environ["PATH"], "HOME": tmp, "PYTHONDONTWRITEBYTECODE": "1"}
-        times = []
-        for _ in range(5):
-            started = time.perf_counter()
-            subprocess.run(
-                ["/bin/sh", "-c", command],
-                cwd=live,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 class Server:

@@ -26,54 +26,34 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bare import bare_env, run_once, solved_tree, test_command
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
-def test_command(task: dict, task_root: Path) -> str | None:
-    for grader in task.get("graders", []):
-        name, args = grader.get("name", ""), grader.get("args", {})
-        if name.endswith(("tests_pass", "judged_tests")):  # both run unittest discovery
-            start = args.get("start_dir", "tests")
-            top = args.get("top_level_dir", ".")
-            pattern = args.get("pattern", "test*.py")
-            return (f"python3 -m unittest discover -s {shlex.quote(start)} -t "
-                    f"{shlex.quote(top)} -p {shlex.quote(pattern)}")
-        if name.endswith("command_succeeds"):
-            return args.get("command")
-    return None
-
-
 def floor_for(task_root: Path, solved_only: bool = False) -> float:
-    data = json.loads((task_root / "task.json").read_text())
-    command = test_command(data, task_root)
+    """The task's test command on the fixture and on the solved tree (holdout staged in
+    both), one run each, the interpreter run directly (``bench/bare.py``)."""
+    command = test_command(json.loads((task_root / "task.json").read_text()), task_root)
     if command is None:
         return 0.0
     total = 0.0
-    overlays = [[], ["solution"]] if (task_root / "solution").is_dir() else [[]]
+    overlays: list[tuple[str, ...]] = [(), ("solution",)]
+    if not (task_root / "solution").is_dir():
+        overlays = [()]
     if solved_only:
         overlays = overlays[-1:]
     for extra in overlays:
         with tempfile.TemporaryDirectory(prefix="endstate-floor-") as tmp:
-            live = Path(tmp) / "live"
-            shutil.copytree(task_root / "fixture", live, symlinks=True)
-            for part in [*extra, "holdout"]:
-                if (task_root / part).is_dir():
-                    shutil.copytree(task_root / part, live, symlinks=True, dirs_exist_ok=True)
-            env = {"PATH": os.environ["PATH"], "HOME": tmp, "PYTHONDONTWRITEBYTECODE": "1",
-                   "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
-            started = time.perf_counter()
-            subprocess.run(["/bin/sh", "-c", command], cwd=live, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            total += time.perf_counter() - started
+            tree = solved_tree(task_root, Path(tmp) / "live", extra)
+            total += run_once(command, tree, bare_env(tmp))
     return total
 
 

@@ -4,7 +4,8 @@ In one run, for each task given (default: every shipped task), each as a fresh p
 the cache off, in the local sandbox:
 
 * **bare** — one run of the task's own test command on the solved tree (fixture, solution,
-  holdout), as a plain subprocess (median of 5);
+  holdout), as a plain subprocess (median of 5), with the interpreter a version manager's shim
+  on PATH would pick run directly (``bench/bare.py`` says why);
 * **fresh** — ``endstate-author prove TASK --no-cache`` with ``ENDSTATE_WARM=0`` (every judge
   and every run in the sandbox a new interpreter);
 * **judge** — the same with only the host-side judge warm (``ENDSTATE_WARM_SANDBOX=0``);
@@ -31,7 +32,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,31 +40,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from prove import test_command
+from bare import bare_run, shim_cost
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-
-
-def bare_run(task_root: Path) -> float:
-    command = test_command(json.loads((task_root / "task.json").read_text()), task_root)
-    if command is None:
-        return 0.0
-    with tempfile.TemporaryDirectory(prefix="endstate-bench-bare-") as tmp:
-        live = Path(tmp) / "live"
-        shutil.copytree(task_root / "fixture", live, symlinks=True)
-        for part in ("solution", "holdout"):
-            if (task_root / part).is_dir():
-                shutil.copytree(task_root / part, live, symlinks=True, dirs_exist_ok=True)
-        env = {"PATH": os.environ["PATH"], "HOME": tmp, "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
-        times = []
-        for _ in range(5):
-            started = time.perf_counter()
-            subprocess.run(["/bin/sh", "-c", command], cwd=live, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 MODES = {
@@ -104,6 +83,7 @@ def main() -> None:
         p.parent for p in (ROOT / "tasks").glob("*/task.json"))
     rows = []
     different = []
+    print(shim_cost(tasks[0]), flush=True)
     with tempfile.TemporaryDirectory(prefix="endstate-bench-warm-") as cache_dir:
         for task in tasks:
             runs: dict[str, list[tuple[float, float, list[tuple[str, str]]]]] = {
