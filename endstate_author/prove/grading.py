@@ -16,7 +16,7 @@ from pathlib import Path
 from endstate_author.prove.model import Unassessed
 from endstate_author.prove.sandbox import SandboxSpec
 from endstate_harness.environment import environment_failure, program_probe
-from endstate_harness.graders import grade, requirements_checks
+from endstate_harness.graders import grade, reads_sealed_state_only, requirements_checks
 from endstate_harness.sandbox import SandboxError, TreeSandbox
 from endstate_harness.task import Task
 from endstate_harness.verdict import Verdict
@@ -26,6 +26,8 @@ from endstate_harness.verdict import Verdict
 class Graded:
     verdict: Verdict
     per_grader: list[Verdict]
+    """One verdict per grader of the task, in its order (``until_rejected``: only those that
+    ran, cheapest first)."""
     written: list[str] = field(default_factory=list)
 
 
@@ -50,6 +52,7 @@ def grade_end_state(
     after_holdout: Callable[[Task, TreeSandbox], None] | None = None,
     search_paths: Sequence[Path] = (),
     holdout: bool = True,
+    until_rejected: bool = False,
 ) -> Graded:
     """Build an end state without an agent, seal it, stage the holdout, grade, conjoin requires.
 
@@ -58,6 +61,16 @@ def grade_end_state(
     beside the holdout (the holdout sentinel); ``holdout=False`` grades without it (the
     visible tests alone, ES912). Raises :class:`Unassessed` when the sandbox
     cannot be made or used.
+
+    ``until_rejected`` is for a check that asks only *whether* the end state is rejected (a
+    probe, a mutant, a defect): the graders that read nothing but the sealed end state go
+    first (:func:`~endstate_harness.graders.reads_sealed_state_only`: their verdict does not
+    depend on when they run, and they start no process), the others keep the task's order, and
+    grading stops at the first grader that fails. A path guard that already rejects a probe's
+    edit of the tests then spares the test run. The answer is the one grading every grader
+    gives, since a conjunction with one failed member fails; only a later grader's
+    environment failure, which would have made the check unassessed, goes unseen (the
+    directions checks grade every grader and report it).
     """
     sandbox = spec.make(task.fixture)
     try:
@@ -76,32 +89,31 @@ def grade_end_state(
             raise Unassessed(str(exc)) from exc
         except OSError as exc:
             raise Unassessed(f"the sandbox could not be prepared: {exc}") from exc
-        try:
-            per_grader = [grade([g], sandbox, search_paths=search_paths) for g in task.graders]
-        except SandboxError as exc:
-            raise Unassessed(f"sandbox error while grading: {exc}") from exc
-        _raise_if_environment_failed(task, per_grader, sandbox)
         requires = Verdict.from_checks(
             requirements_checks(task.requires, counters or {}, stop_reason)
         )
+        graders = list(task.graders)
+        if until_rejected:
+            graders.sort(key=lambda g: not reads_sealed_state_only(g))  # stable
+        per_grader: list[Verdict] = []
+        probe = program_probe(sandbox)
+        for grader in graders:
+            if until_rejected and per_grader and not per_grader[-1].passed:
+                break
+            try:
+                one = grade([grader], sandbox, search_paths=search_paths)
+            except SandboxError as exc:
+                raise Unassessed(f"sandbox error while grading: {exc}") from exc
+            why = environment_failure(one, specs=[grader], probe=probe)
+            if why is not None:
+                raise Unassessed(why)
+            per_grader.append(one)
         verdict = per_grader[0]
         for other in [*per_grader[1:], requires]:
             verdict = verdict.merged_with(other)
         return Graded(verdict, per_grader, written)
     finally:
         sandbox.close()
-
-
-def _raise_if_environment_failed(
-    task: Task, verdicts: Sequence[Verdict], sandbox: TreeSandbox
-) -> None:
-    """A grader that could not load, or a command the sandbox lacks, says nothing about the
-    task: the one rule eval uses too (:func:`endstate_harness.environment.environment_failure`)."""
-    probe = program_probe(sandbox)
-    for spec, verdict in zip(task.graders, verdicts, strict=True):
-        why = environment_failure(verdict, specs=[spec], probe=probe)
-        if why is not None:
-            raise Unassessed(why)
 
 
 def failed_check(name: str, detail: str | None) -> str:

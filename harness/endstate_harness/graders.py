@@ -40,6 +40,7 @@ from endstate_harness.errors import (
 )
 from endstate_harness.judge.grader import judged_tests
 from endstate_harness.reference import (
+    READS_SEALED_STATE_ONLY,
     REFERENCE_GRADERS,
     REFERENCE_MODULE,
     SKIP_MARKERS,
@@ -90,6 +91,17 @@ BUILTIN_GRADERS: dict[str, Callable[..., Verdict]] = {
 """Every grader this module offers, by short name (the linter's catalogue). ``tests_pass`` and
 ``judged_tests`` are named ``endstate_harness.graders:<name>`` in a task; endstate 0.3.0 has
 neither (``endstate-author vendor`` makes a suite that uses them portable)."""
+
+
+def reads_sealed_state_only(spec: GraderSpec) -> bool:
+    """Whether ``spec`` names one of this library's graders that read only the sealed end
+    state and run nothing (``files_unchanged``, ``changed_paths_within``, ...; see
+    ``READS_SEALED_STATE_ONLY``). A suite's own grader is never one: what it does is unknown."""
+    try:
+        module_name, attribute = split_name(spec.name)
+    except GraderContractError:
+        return False
+    return module_name in (REFERENCE_MODULE, THIS_MODULE) and attribute in READS_SEALED_STATE_ONLY
 
 
 # ----- resolution -----------------------------------------------------------------------------
@@ -436,6 +448,7 @@ __all__ = [
     "paths_exist",
     "pattern_count",
     "project_root",
+    "reads_sealed_state_only",
     "requirements_checks",
     "resolve",
     "split_name",

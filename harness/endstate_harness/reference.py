@@ -225,3 +225,10 @@ REFERENCE_GRADERS: dict[str, Callable[..., Verdict]] = {
 }
 """The alias table: ``endstate.evals.graders:<short name>`` resolves here without importing
 endstate. Only the names endstate 0.3.0 has, so a task using them stays portable."""
+
+READS_SEALED_STATE_ONLY = frozenset(REFERENCE_GRADERS) - {"command_succeeds"}
+"""The reference graders that only read the sealed end state and the pristine fixture
+(:meth:`Sandbox.read_text`, :meth:`~Sandbox.changed_paths`, ...) and run nothing: their
+verdict is the same whenever they run, before or after a test run touched the live tree, and
+costs no process. prove grades them first where one failing grader settles the answer (a
+probe, a mutant: :func:`endstate_harness.graders.reads_sealed_state_only`)."""

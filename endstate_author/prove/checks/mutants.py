@@ -81,6 +81,7 @@ def mutant_check(mutant: Mutant, base_key: str, use_cache: bool = True) -> Check
             counters=counters,
             stop_reason=stop,
             search_paths=ctx.search_paths,
+            until_rejected=True,  # killed is killed: the first grader that fails says it
         )
         if graded.verdict.passed:
             outcome, detail = (

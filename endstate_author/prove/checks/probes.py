@@ -52,6 +52,7 @@ def probe_check(probe: Any, targets: list[str], test_dir: str, stubs: bool) -> C
             counters=counters,
             stop_reason=stop,
             search_paths=ctx.search_paths,
+            until_rejected=True,  # the one question is whether any grader rejects it
         )
         if graded.verdict.passed:
             files = ", ".join(graded.written) or "nothing"
