@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -69,11 +70,34 @@ class JNode:
         return self._index.get(key)
 
     def to_python(self) -> Any:
-        if self.kind == "object":
-            return {p.key: (p.value.to_python() if p.value else None) for p in self.pairs}
-        if self.kind == "array":
-            return [item.to_python() for item in self.items]
-        return self.value
+        """The value as ``json.loads`` gives it (the last of duplicate keys wins).
+
+        Built without recursion: a manifest nested up to ``MAX_DEPTH`` levels must convert
+        whatever the caller's own stack depth (a language server's handler, a test runner)."""
+        if self.kind not in ("object", "array"):
+            return self.value
+        top: Any = {} if self.kind == "object" else []
+        stack: list[tuple[JNode, Any]] = [(self, top)]
+        while stack:
+            node, out = stack.pop()
+            members = (
+                [(p.key, p.value) for p in node.pairs]
+                if node.kind == "object"
+                else list(enumerate(node.items))
+            )
+            for key, child in members:
+                value: Any = None
+                if child is not None:
+                    if child.kind in ("object", "array"):
+                        value = {} if child.kind == "object" else []
+                        stack.append((child, value))
+                    else:
+                        value = child.value
+                if node.kind == "object":
+                    out[key] = value
+                else:
+                    out.append(value)
+        return top
 
 
 @lru_cache(maxsize=1)
@@ -273,8 +297,26 @@ def _validity(data: bytes) -> JsonSyntaxError | None:
     return None
 
 
+def _ensure_headroom(frames: int) -> None:
+    """Raise the recursion limit when fewer than ``frames`` stack frames are left below it.
+
+    The reader (and ``json`` in C, which counts against the same limit) recurses once or
+    twice per nesting level, at most ``MAX_DEPTH`` levels: bounded, but a caller already deep
+    in its own stack (a language-server handler, a test runner) would otherwise see a sound
+    document fail as "too deep" or a rule crash (ES000), depending on where it was called from.
+    The limit is only ever raised, by what the bounded depth needs."""
+    depth = 0
+    frame = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    if sys.getrecursionlimit() < depth + frames:
+        sys.setrecursionlimit(depth + frames)
+
+
 def parse(data: bytes | str) -> JsonDocument:
     """Parse task.json bytes. Never raises: problems come back in ``error``."""
+    _ensure_headroom(4 * MAX_DEPTH + 200)
     if isinstance(data, str):
         data = data.encode("utf-8")
     index = LineIndex(data)
