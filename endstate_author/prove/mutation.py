@@ -27,11 +27,13 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
+import functools
 import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from endstate_harness import pyast
 
@@ -120,19 +122,12 @@ def generate(fixture: Path, solution: Path) -> MutantSet:
                     markers[match.group(1)] = match.group(2).strip()
         before_path = fixture / rel
         if not before_path.is_file() or before_path.is_symlink():
-            mutants.append(
-                Mutant(_stable_id(rel, "drop-file"), "drop-file", rel, 1,
-                       f"{rel} left out (the solution adds it)", None)
-            )  # fmt: skip
-            changed = set(range(1, after.count("\n") + 2))
+            mutants.extend(_file_mutants(rel, None, after))
         else:
             before = _text(before_path)
             if before is None or before == after:
                 continue
-            hunks, changed = _hunks(rel, before, after)
-            mutants.extend(hunks)
-        if rel.endswith(".py"):
-            mutants.extend(operator_mutants(rel, after, changed))
+            mutants.extend(_file_mutants(rel, before, after))
     seen: set[bytes | None] = set()
     unique: list[Mutant] = []
     ids: set[str] = set()
@@ -146,6 +141,29 @@ def generate(fixture: Path, solution: Path) -> MutantSet:
     unknown = [(rel, line, mid) for rel, line, mid in marker_lines if mid not in ids]
     equivalent = {mid: why for mid, why in markers.items() if mid in ids}
     return MutantSet(unique, equivalent, unknown)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_mutants(rel: str, before: str | None, after: str) -> tuple[Mutant, ...]:
+    """The mutants of one file the solution adds (``before`` None) or changes.
+
+    Memoised by content: one prove asks three times (to plan the checks, for the notes on the
+    ones skipped, for the score), and the language server on every save, while parsing every
+    mutant to drop the ones that change nothing costs tens of milliseconds a file.
+    """
+    out: list[Mutant] = []
+    if before is None:
+        out.append(
+            Mutant(_stable_id(rel, "drop-file"), "drop-file", rel, 1,
+                   f"{rel} left out (the solution adds it)", None)
+        )  # fmt: skip
+        changed = set(range(1, after.count("\n") + 2))
+    else:
+        hunks, changed = _hunks(rel, before, after)
+        out.extend(hunks)
+    if rel.endswith(".py"):
+        out.extend(operator_mutants(rel, after, changed))
+    return tuple(out)
 
 
 def _hunks(rel: str, before: str, after: str) -> tuple[list[Mutant], set[int]]:
@@ -409,6 +427,47 @@ def _node_mutations(
                        [(*src.span(first), b), (*src.span(second), a)])  # fmt: skip
 
 
+def _path(
+    node: ast.AST, parents: dict[int, ast.AST], steps: dict[int, tuple[str, int | None]]
+) -> list[tuple[str, int | None]]:
+    """The fields (and list indexes) leading from the module to ``node``."""
+    out = []
+    while id(node) in steps:
+        out.append(steps[id(node)])
+        node = parents[id(node)]
+    out.reverse()
+    return out
+
+
+def _unchanged(
+    mutated: ast.Module,
+    path: list[tuple[str, int | None]],
+    node_dump: str,
+    tree: ast.Module,
+    original: list[str],
+) -> bool:
+    """Whether the mutated module's syntax tree is the original's (the edit changed only
+    spelling, as swapping two equal arguments does).
+
+    A mutation edits the text of one node. Its subtree, found by the same path in the
+    mutated tree, almost always differs, which settles it cheaply: a tree whose subtree
+    differs (or whose path leads nowhere) differs. Only when that subtree is the same are
+    the whole modules compared, as before.
+    """
+    here: Any = mutated
+    for field, index in path:
+        here = getattr(here, field, None)
+        if index is not None:
+            here = here[index] if isinstance(here, list) and index < len(here) else None
+        if here is None:
+            return False
+    if not isinstance(here, ast.AST) or ast.dump(here) != node_dump:
+        return False
+    if not original:
+        original.append(ast.dump(tree))
+    return ast.dump(mutated) == original[0]
+
+
 def operator_mutants(rel: str, text: str, changed: set[int]) -> list[Mutant]:
     """Operator, constant and statement mutants of the nodes that start on ``changed`` lines."""
     try:
@@ -416,27 +475,35 @@ def operator_mutants(rel: str, text: str, changed: set[int]) -> list[Mutant]:
     except (SyntaxError, ValueError):
         return []
     src = _Source(text)
-    original = ast.dump(tree)
     parents: dict[int, ast.AST] = {}
+    steps: dict[int, tuple[str, int | None]] = {}
     for parent in ast.walk(tree):
-        for child in ast.iter_child_nodes(parent):
-            parents[id(child)] = parent
+        for field, value in ast.iter_fields(parent):
+            if isinstance(value, ast.AST):
+                parents[id(value)], steps[id(value)] = parent, (field, None)
+            elif isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        parents[id(item)], steps[id(item)] = parent, (field, i)
     skip = _docstrings(tree)
     out: list[Mutant] = []
     occurrences: dict[str, int] = {}
+    original: list[str] = []  # the whole module's dump, made only if ever needed
     for node in ast.walk(tree):
         line = getattr(node, "lineno", None)
         if line is None or line not in changed or id(node) in skip:
             continue
+        node_dump = ast.dump(node)
+        path = _path(node, parents, steps)
         for kind, description, edits in _node_mutations(node, src, parents, skip):
             content = src.apply(edits)
             try:
                 mutated = pyast.parse(content)
             except (SyntaxError, ValueError):
                 continue
-            if ast.dump(mutated) == original:
+            if _unchanged(mutated, path, node_dump, tree, original):
                 continue
-            key = "\0".join((rel, kind, description, ast.dump(node)))
+            key = "\0".join((rel, kind, description, node_dump))
             occurrences[key] = occurrences.get(key, 0) + 1
             mid = _stable_id(key, str(occurrences[key]))
             out.append(Mutant(mid, kind, rel, line, description, content))

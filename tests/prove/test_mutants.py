@@ -48,6 +48,29 @@ def _write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
+def test_a_mutation_that_changes_only_spelling_is_no_mutant(tmp_path: Path) -> None:
+    """Swapping `x` and `(x)` respells the call without changing its syntax tree: dropped.
+    A swap that changes the tree is kept (the cheap subtree comparison and the whole-module
+    one must agree)."""
+    fixture, solution = tmp_path / "fixture", tmp_path / "solution"
+    _write(fixture, {"m.py": "def f(x, y):\n    return 0\n"})
+    _write(solution, {"m.py": "def f(x, y):\n    return g(x, (x)) + g(x, y)\n"})
+    swaps = [m for m in generate(fixture, solution).mutants if m.kind == "swap-args"]
+    assert [m.description for m in swaps] == ["arguments `x` and `y` swapped"]
+    assert swaps[0].content is not None and b"g(x, (x)) + g(y, x)" in swaps[0].content
+
+
+def test_the_mutants_of_a_file_are_remembered_by_content(tmp_path: Path) -> None:
+    fixture, solution = tmp_path / "fixture", tmp_path / "solution"
+    _write(fixture, {"m.py": "def f(a):\n    return a\n"})
+    _write(solution, {"m.py": "def f(a):\n    return a + 1\n"})
+    first = generate(fixture, solution).mutants
+    assert generate(fixture, solution).mutants == first  # asked again: the same answer
+    _write(solution, {"m.py": "def f(a):\n    return a - 1\n"})  # an edit is seen at once
+    again = generate(fixture, solution).mutants
+    assert again != first and any(b"a + 1" in (m.content or b"") for m in again)
+
+
 def test_generator_kinds_ids_and_markers(tmp_path: Path) -> None:
     fixture, solution = tmp_path / "fixture", tmp_path / "solution"
     _write(fixture, {"pkg/m.py": "def f(a, b):\n    return a / b\n", "README.md": "x\n"})
