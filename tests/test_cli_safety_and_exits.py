@@ -22,6 +22,7 @@ from endstate_author.diagnostics import read_source_lines
 from endstate_author.prove.model import CheckResult, TaskProof
 from endstate_author.testing.tasks import FIXTURE, TaskBuilder, good
 
+ROOT = Path(__file__).resolve().parent.parent
 SECRET = "TOPSECRET-d41d8cd98f00b204"
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -173,3 +174,41 @@ def test_prove_end_to_end_with_a_failure_and_an_unassessed_check(tmp_path: Path)
         ).stdout
     )
     assert {d["code"] for d in data["diagnostics"]} >= {"ES902", "ES908"}
+
+
+# ----- the quick exit (cli.run) ---------------------------------------------------------------
+
+
+def test_the_quick_exit_flushes_everything_and_keeps_the_status(tmp_path: Path) -> None:
+    """`python -m endstate_author` ends with os._exit after the exit handlers: a long report
+    through a pipe still arrives whole, the status is the command's, and nothing the command
+    made (sandboxes, zygotes' folders, the prove scratch) is left in its temp folder."""
+    suite = tmp_path / "suite"
+    build = TaskBuilder(suite)
+    for i in range(40):
+        build({**good(), "id": f"task-{i:02d}", "max_steps": 0})  # a finding in each
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(temp),
+           "ENDSTATE_AUTHOR_CACHE": str(tmp_path / "cache")}  # fmt: skip
+    lint = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "lint", str(suite), "--no-cache", "-o", "json"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert lint.returncode == 1, lint.stderr
+    report = json.loads(lint.stdout)  # whole: the last bytes were flushed before the exit
+    assert len({d["file"] for d in report}) == 40
+    task = ROOT / "tasks" / "fix-help-text-wrap"
+    prove = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "prove", str(task), "--only", "visible",
+         "--sandbox", "local", "--no-cache"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert prove.returncode == 0, prove.stderr
+    assert "1 passed" in prove.stdout + prove.stderr
+    assert list(temp.iterdir()) == []  # the exit handlers ran: every scratch folder is gone
+    usage = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "lint", str(tmp_path / "missing")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert usage.returncode == 2 and "no such file or folder" in usage.stderr
