@@ -42,6 +42,10 @@ from endstate_harness.snapshot import (
 )
 from endstate_harness.task import PRUNED_NAMES
 
+FIXTURE_PRUNED = PRUNED_NAMES | END_STATE_PRUNED
+"""What a fixture snapshot leaves out: what the copy into ``live/`` prunes, and what an end
+state's walk skips (compared with each other, the two must see the same names)."""
+
 __all__ = [
     "OPEN_SANDBOXES",
     "Channel",
@@ -168,8 +172,8 @@ def cap_output(data: bytes, dropped: int) -> str:
 class TreeSandbox(Sandbox):
     """A sandbox over a scratch folder: the file-shaped half of every backend.
 
-    Lifecycle: ``setup()`` makes the scratch folder and copies the fixture twice (``live/``
-    for the agent, ``fixture/`` kept pristine), ``start()`` brings up whatever runs commands
+    Lifecycle: ``setup()`` makes the scratch folder, copies the fixture into ``live/`` for the
+    agent and reads the pristine fixture into memory, ``start()`` brings up whatever runs commands
     (a subclass hook), ``close()`` tears it all down and is safe to call any number of times.
     As a context manager it does all three. The scratch folder is the only thing written:
     the task's own folders are read, never modified.
@@ -204,7 +208,7 @@ class TreeSandbox(Sandbox):
     # --- lifecycle ------------------------------------------------------------------------
 
     def setup(self) -> None:
-        """Make the scratch folder and copy the fixture into ``live/`` and ``fixture/``."""
+        """Make the scratch folder, copy the fixture into ``live/`` and read its snapshot."""
         with self._lock:
             if self._scratch is not None:
                 raise SandboxError("sandbox is already set up")
@@ -220,11 +224,14 @@ class TreeSandbox(Sandbox):
                     self._scratch = scratch
                     OPEN_SANDBOXES.add(self)
                     watchdog.protect(scratch)  # a cluster unit may be SIGKILLed
-                tree.copy_tree(self.fixture, scratch / "fixture")
                 tree.copy_tree(self.fixture, scratch / "live")
                 (scratch / "home").mkdir()
                 # Read once, before any agent code runs: what "unchanged" is compared with.
-                self._fixture_snapshot = read_snapshot(scratch / "fixture")
+                # Read from the task's own fixture, pruned as the copy is: the same entries a
+                # pristine copy would hold, without making one (prove opens a sandbox a check)
+                self._fixture_snapshot = read_snapshot(
+                    Path(os.path.realpath(self.fixture)), prune=FIXTURE_PRUNED
+                )
             except BaseException:
                 self.close()
                 raise
@@ -435,7 +442,7 @@ class TreeSandbox(Sandbox):
     def fixture_text(self, path: str) -> str:
         if self._fixture_snapshot is not None:
             return self._text(self._fixture_snapshot.read_bytes(path))
-        return self._read(self.scratch / "fixture", path)
+        return self._read(self.fixture, path)
 
     def exists(self, path: str) -> bool:
         if self._sealed_snapshot is not None:

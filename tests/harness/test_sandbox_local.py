@@ -18,6 +18,7 @@ import pytest
 from endstate_harness import tree
 from endstate_harness.local_sandbox import LocalSandbox
 from endstate_harness.sandbox import PathEscapeError, SandboxError, defer_signals
+from endstate_harness.snapshot import read_snapshot
 from tests.conftest import make_fixture_tree
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -179,6 +180,28 @@ def test_sandbox_lifecycle_never_touches_the_fixture(tmp_path: Path, fixture_tre
     assert not scratch.exists()
     assert tree.hash_tree(fixture_tree, prune=frozenset()) == before
     sb.close()  # idempotent
+
+
+def test_the_fixture_snapshot_is_that_of_a_pruned_copy(tmp_path: Path, fixture_tree: Path) -> None:
+    """The pristine fixture is read from the task's folder (no second copy is made): it must
+    hold exactly the entries, bytes, links and executable bits a pruned copy holds, so the
+    unchanged-file and changed-path graders see what they saw when a copy was read."""
+    copy = tmp_path / "copy"
+    tree.copy_tree(fixture_tree, copy)
+    expected = read_snapshot(copy)
+    linked = tmp_path / "linked-fixture"
+    os.symlink(fixture_tree, linked)  # a task whose fixture/ is a link to its folder
+    for source in (fixture_tree, linked):
+        with LocalSandbox(source, scratch_root=tmp_path / "scratch") as sb:
+            assert sorted(p.name for p in sb.scratch.iterdir()) == ["home", "live"]
+            snapshot = sb._fixture_snapshot
+            assert snapshot is not None and snapshot.entries == expected.entries  # bits, links
+            assert sb.fixture_files() == {
+                rel: e.data for rel, e in expected.entries.items() if e.kind == "f"
+            }
+            assert sb.changed_paths() == []
+            assert sb.fixture_text("run.sh") == "#!/bin/sh\necho run\n"
+            assert sb.fixture_text(".git/HEAD") == ""  # pruned, as in the copy
 
 
 def test_sandbox_cleans_up_when_the_block_raises(fixture_tree: Path) -> None:
