@@ -1,0 +1,259 @@
+"""Where a Python syntax tree can be mutated, as edits of its source text.
+
+:func:`node_mutations` lists, for one node, each small change a plausible bug would make (an
+operator, a constant, a removed statement, swapped branches or arguments) as byte-span edits
+of the file; :func:`unchanged_tree` tells a change that only respells the code. Split from
+:mod:`endstate_author.prove.mutation`, which turns these edits into :class:`Mutant` s.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+_CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}  # fmt: skip
+_BIN: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.FloorDiv,
+    ast.FloorDiv: ast.Div, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
+    ast.BitXor: ast.BitAnd,
+}  # fmt: skip
+_SYMBOL = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Add: "+",
+    ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|",
+    ast.BitXor: "^", ast.And: "and", ast.Or: "or", ast.Not: "not", ast.USub: "-",
+    ast.UAdd: "+", ast.Invert: "~",
+}  # fmt: skip
+_REMOVABLE = (
+    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert,
+    ast.Delete, ast.Break, ast.Continue,
+)  # fmt: skip
+
+_SYMMETRIC = frozenset({"min", "max", "hypot", "gcd", "lcm", "isclose"})
+"""Calls whose first two arguments commute: swapping them is an equivalent mutant."""
+
+Edit = tuple[int, int, str]
+"""(start byte, end byte, new text) in the file's UTF-8 bytes."""
+
+
+class Source:
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8")
+        self.starts = [0]
+        for i, byte in enumerate(self.data):
+            if byte == 0x0A:
+                self.starts.append(i + 1)
+
+    def offset(self, line: int, col: int) -> int:
+        return self.starts[line - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (
+            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+        )
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.data[start:end].decode("utf-8")
+
+    def indent(self, node: ast.AST) -> str:
+        start = self.starts[node.lineno - 1]  # type: ignore[attr-defined]
+        return self.data[start : self.offset(node.lineno, node.col_offset)].decode()  # type: ignore[attr-defined]
+
+    def apply(self, edits: list[Edit]) -> bytes:
+        out = self.data
+        for start, end, new in sorted(edits, reverse=True):
+            out = out[:start] + new.encode("utf-8") + out[end:]
+        return out
+
+
+def _replaced(node: ast.AST, **fields: object) -> ast.AST:
+    clone = copy.copy(node)
+    for key, value in fields.items():
+        setattr(clone, key, value)
+    return clone
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """Nodes no mutant may touch: string statements (docstrings, attribute docs) and type
+    annotations, which change no behaviour a grader can see."""
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        annotations: list[ast.AST | None] = []
+        if isinstance(node, ast.arg):
+            annotations.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            annotations.append(node)
+        for annotation in annotations:
+            if annotation is not None:
+                ids.update(id(inner) for inner in ast.walk(annotation))
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0]))
+                ids.add(id(body[0].value))
+    return ids
+
+
+def _constant_swaps(node: ast.Constant) -> list[tuple[str, str]]:
+    """(new source, description) for a constant."""
+    value = node.value
+    if isinstance(value, bool):
+        return [(repr(not value), f"`{value}` → `{not value}`")]
+    if isinstance(value, int):
+        if value in (0, 1):
+            return [(repr(1 - value), f"`{value}` → `{1 - value}`")]
+        return [(repr(value + 1), f"`{value}` → `{value + 1}`"),
+                (repr(value - 1), f"`{value}` → `{value - 1}`")]  # fmt: skip
+    if isinstance(value, float):
+        return [(repr(value + 1), f"`{value!r}` → `{value + 1!r}`")]
+    if isinstance(value, str):
+        if value:
+            return [('""', f'`{_short(repr(value))}` → `""`')]
+        return [('"mutant"', '`""` → `"mutant"`')]
+    return []
+
+
+def _short(text: str, width: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def node_mutations(
+    node: ast.AST, src: Source, parents: dict[int, ast.AST], skip: set[int]
+) -> Iterator[tuple[str, str, list[Edit]]]:
+    """(kind, description, edits) for one node."""
+    start_end = src.span(node) if hasattr(node, "end_lineno") else None
+    if isinstance(node, ast.Compare) and start_end:
+        for i, op in enumerate(node.ops):
+            new_op = _CMP.get(type(op))
+            if new_op is None:
+                continue
+            ops = list(node.ops)
+            ops[i] = new_op()
+            text = "(" + ast.unparse(_replaced(node, ops=ops)) + ")"
+            yield ("comparison", f"`{_SYMBOL[type(op)]}` → `{_SYMBOL[new_op]}`",
+                   [(*start_end, text)])  # fmt: skip
+    elif isinstance(node, ast.BinOp) and start_end:
+        new_bin = _BIN.get(type(node.op))
+        if new_bin is not None:
+            text = "(" + ast.unparse(_replaced(node, op=new_bin())) + ")"
+            yield ("arithmetic", f"`{_SYMBOL[type(node.op)]}` → `{_SYMBOL[new_bin]}`",
+                   [(*start_end, text)])  # fmt: skip
+    elif isinstance(node, ast.AugAssign) and start_end:
+        new_bin = _BIN.get(type(node.op))
+        if new_bin is not None:
+            text = ast.unparse(_replaced(node, op=new_bin()))
+            yield ("arithmetic", f"`{_SYMBOL[type(node.op)]}=` → `{_SYMBOL[new_bin]}=`",
+                   [(*start_end, text)])  # fmt: skip
+    elif isinstance(node, ast.BoolOp) and start_end:
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        text = "(" + ast.unparse(_replaced(node, op=other)) + ")"
+        yield ("boolean", f"`{_SYMBOL[type(node.op)]}` → `{_SYMBOL[type(other)]}`",
+               [(*start_end, text)])  # fmt: skip
+    elif isinstance(node, ast.UnaryOp) and start_end and not isinstance(node.op, ast.UAdd):
+        operand = src.segment(node.operand)
+        number = node.operand.value if isinstance(node.operand, ast.Constant) else None
+        if isinstance(node.op, ast.USub) and type(number) in (int, float):
+            for text, description in _constant_swaps(ast.Constant(-number)):  # type: ignore[operator]
+                yield "constant", description, [(*start_end, f"({text})")]
+        else:
+            yield ("unary", f"`{_SYMBOL[type(node.op)]}` removed",
+                   [(*start_end, f"({operand})")])  # fmt: skip
+    elif isinstance(node, ast.Constant) and start_end and id(node) not in skip:
+        parent = parents.get(id(node))
+        if isinstance(parent, (ast.JoinedStr, ast.FormattedValue)):
+            return
+        if isinstance(parent, ast.UnaryOp):
+            return  # -1 is mutated as one number by the unary rule's sibling below
+        for text, description in _constant_swaps(node):
+            yield "constant", description, [(*start_end, text)]
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and start_end:
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and (
+            not node.elts or not isinstance(getattr(node, "ctx", ast.Load()), ast.Load)
+        ):
+            return
+        if isinstance(node, ast.Dict) and not node.keys:
+            return
+        if isinstance(parents.get(id(node)), ast.Subscript):
+            return
+        empty = {ast.List: "[]", ast.Tuple: "()", ast.Set: "set()", ast.Dict: "{}"}[type(node)]
+        yield "collection", f"`{_short(src.segment(node))}` → `{empty}`", [(*start_end, empty)]
+    if isinstance(node, ast.Return) and node.value is not None and start_end:
+        value = node.value
+        if not (isinstance(value, ast.Constant) and value.value is None):
+            yield ("return-none", f"`return {_short(src.segment(value))}` → `return None`",
+                   [(*src.span(value), "None")])  # fmt: skip
+    if isinstance(node, _REMOVABLE) and start_end and id(node) not in skip:
+        yield ("remove-statement", f"`{_short(src.segment(node))}` removed",
+               [(*start_end, "pass")])  # fmt: skip
+    if isinstance(node, ast.If) and node.orelse and start_end:
+        swapped = ast.If(test=node.test, body=node.orelse, orelse=node.body)
+        indent = src.indent(node)
+        text = ast.unparse(swapped).replace("\n", "\n" + indent)
+        yield "swap-if-else", "the `if` and `else` branches swapped", [(*start_end, text)]
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) >= 2
+        and not (isinstance(node.func, ast.Name) and node.func.id in _SYMMETRIC)
+    ):
+        first, second = node.args[0], node.args[1]
+        if not any(isinstance(a, ast.Starred) for a in (first, second)):
+            a, b = src.segment(first), src.segment(second)
+            if a != b:
+                yield ("swap-args", f"arguments `{_short(a, 20)}` and `{_short(b, 20)}` swapped",
+                       [(*src.span(first), b), (*src.span(second), a)])  # fmt: skip
+
+
+def node_path(
+    node: ast.AST, parents: dict[int, ast.AST], steps: dict[int, tuple[str, int | None]]
+) -> list[tuple[str, int | None]]:
+    """The fields (and list indexes) leading from the module to ``node``."""
+    out = []
+    while id(node) in steps:
+        out.append(steps[id(node)])
+        node = parents[id(node)]
+    out.reverse()
+    return out
+
+
+def unchanged_tree(
+    mutated: ast.Module,
+    path: list[tuple[str, int | None]],
+    node_dump: str,
+    tree: ast.Module,
+    original: list[str],
+) -> bool:
+    """Whether the mutated module's syntax tree is the original's (the edit changed only
+    spelling, as swapping two equal arguments does).
+
+    A mutation edits the text of one node. Its subtree, found by the same path in the
+    mutated tree, almost always differs, which settles it cheaply: a tree whose subtree
+    differs (or whose path leads nowhere) differs. Only when that subtree is the same are
+    the whole modules compared, as before.
+    """
+    here: Any = mutated
+    for field, index in path:
+        here = getattr(here, field, None)
+        if index is not None:
+            here = here[index] if isinstance(here, list) and index < len(here) else None
+        if here is None:
+            return False
+    if not isinstance(here, ast.AST) or ast.dump(here) != node_dump:
+        return False
+    if not original:
+        original.append(ast.dump(tree))
+    return ast.dump(mutated) == original[0]
