@@ -16,7 +16,6 @@ import json
 import os
 import shlex
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -79,9 +78,12 @@ def run_once(command: str, tree: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def bare_run(task_root: Path, repeat: int = 5, resolved: bool = True) -> float:
-    """Median of ``repeat`` runs of the test command on the solved tree, in seconds (0.0 for
-    a task without one)."""
+def bare_run(task_root: Path, repeat: int = 9, resolved: bool = True) -> float:
+    """The fastest of ``repeat`` runs of the test command on the solved tree, in seconds (0.0
+    for a task without one). The fastest, as the benches keep the fastest prove: a shared
+    machine's load only ever adds time, and a median of a few 0.07 s runs swung by a third
+    from one task to the next here; the minimum is also the smallest denominator, so no
+    ratio gains from the noise."""
     command = test_command(json.loads((task_root / "task.json").read_text()), task_root)
     if command is None:
         return 0.0
@@ -89,7 +91,7 @@ def bare_run(task_root: Path, repeat: int = 5, resolved: bool = True) -> float:
         tree = solved_tree(task_root, Path(tmp) / "live")
         env = bare_env(tmp, resolved)
         run_once(command, tree, env)  # the page cache warm, as for every later run
-        return statistics.median(run_once(command, tree, env) for _ in range(repeat))
+        return min(run_once(command, tree, env) for _ in range(repeat))
 
 
 def shim_cost(task_root: Path) -> str:

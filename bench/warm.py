@@ -4,7 +4,7 @@ In one run, for each task given (default: every shipped task), each as a fresh p
 the cache off, in the local sandbox:
 
 * **bare** — one run of the task's own test command on the solved tree (fixture, solution,
-  holdout), as a plain subprocess (median of 5), with the interpreter a version manager's shim
+  holdout), as a plain subprocess (the fastest of 9), with the interpreter a version manager's shim
   on PATH would pick run directly (``bench/bare.py`` says why);
 * **fresh** — ``endstate-author prove TASK --no-cache`` with ``ENDSTATE_WARM=0`` (every judge
   and every run in the sandbox a new interpreter);
