@@ -17,7 +17,8 @@ in one run:
 "First results shown" is the first ``publishDiagnostics`` of task.json after the didSave
 (nothing else changes the buffer here, so it is the proof's: the cached results); "full" is
 the publish after the run's ``$/progress`` end (prove's report). The bare run is the task's
-test command on fixture + solution + holdout, a plain subprocess, median of 5.
+test command on fixture + solution + holdout, a plain subprocess, the fastest of 9
+(``bench/bare.py``: the interpreter run directly, not through a version manager's shim).
 
 Targets (issue 16): first results ≤ 1 s for a task whose fixture did not change; the full
 result ≤ 15× one bare run.  Run: ``.venv/bin/python bench/lsp_prove.py [--task DIR]``
@@ -170,7 +171,7 @@ async def run(task: Path) -> None:
             await server.stop()
 
     print(f"task: {task.relative_to(ROOT) if task.is_relative_to(ROOT) else task}")
-    print(f"bare run of its test command (solved tree, median of 5): {bare * 1000:.0f} ms")
+    print(f"bare run of its test command (solved tree, fastest of 9): {bare * 1000:.0f} ms")
     print(f"{'save':24} {'first shown':>12} {'full result':>12} {'x bare':>8}  checks run")
     for name, first, full, ran in rows:
         ratio = full / bare if bare else 0.0
