@@ -205,6 +205,7 @@ def run_task(
         if session_store is None:
             session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3",
                                          durable=False)  # deleted when the run ends
+            stack.callback(session_store.close)  # before its folder goes
         try:
             provider = provider_factory(task)
         except Exception as exc:
@@ -425,6 +426,7 @@ def run_suite(
         if session_store_path is None:
             session_store_path = _temporary_folder(stack) / "sessions.sqlite3"
         store = SessionStore(session_store_path, durable=durable)
+        stack.callback(store.close)  # before a temporary store's folder goes
 
         def one(item: tuple[Task, int]) -> TaskResult:
             task, attempt = item

@@ -307,3 +307,41 @@ def test_a_temporary_store_skips_the_sync_but_not_what_others_read(tmp_path):
     session.append(Message(role="user", content="hello"))
     again = SessionStore(tmp_path / "temp.sqlite3").load(session.id)
     assert [m.content for m in again.messages] == ["hello"]
+
+
+def test_a_temporary_store_keeps_one_connection_a_thread_and_closes_them(tmp_path):
+    """A temporary store opens its connection once per thread (one per append cost more
+    than the append); each thread's appends are committed and read back by others, and
+    close() ends every kept connection, the next operation opening a new one."""
+    import sqlite3  # deferred: this test only
+    import threading  # deferred: this test only
+
+    store = SessionStore(tmp_path / "temp.sqlite3", durable=False)
+    with store._connect() as first, store._connect() as second:
+        assert first is second
+    ids: dict[str, str] = {}
+
+    def write(name: str) -> None:
+        session = store.create(model="m", title=name)
+        for i in range(20):
+            session.append(Message(role="user", content=f"{name}-{i}"))
+        ids[name] = session.id
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in ("a", "b", "c")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(store._kept) == 4  # this thread's and one per writer
+    reader = SessionStore(tmp_path / "temp.sqlite3")
+    for name, sid in ids.items():
+        assert [m.content for m in reader.load(sid).messages] == [f"{name}-{i}" for i in range(20)]
+    kept = list(store._kept)
+    store.close()
+    for conn in kept:
+        with pytest.raises(sqlite3.ProgrammingError):
+            conn.execute("SELECT 1")
+    assert len(store.list()) == 3  # a later operation opens a new one
+    store.close()
+    with pytest.raises(ValueError), store._connect():
+        raise ValueError("a failed operation is rolled back, the connection kept")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -85,6 +86,9 @@ class SessionStore:
     def __init__(self, path: Path | str, *, durable: bool = True) -> None:
         self.path = Path(path)
         self.durable = durable
+        self._local = threading.local()
+        self._kept: list[sqlite3.Connection] = []
+        self._kept_lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._connect() as conn:
@@ -94,15 +98,49 @@ class SessionStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        if not self.durable:
+            kept = self._kept_connection()
+            try:
+                yield kept
+                kept.commit()
+            except BaseException:
+                kept.rollback()
+                raise
+            return
         conn = sqlite3.connect(self.path, timeout=30.0)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
-            if not self.durable:
-                conn.execute("PRAGMA synchronous = OFF")
-                conn.execute("PRAGMA journal_mode = MEMORY")  # no journal file per commit
             yield conn
             conn.commit()
         finally:
+            conn.close()
+
+    def _kept_connection(self) -> sqlite3.Connection:
+        """A temporary store's connection for this thread, opened once.
+
+        Opening a connection, setting its pragmas and closing it around every append cost
+        more than the append (a scripted run of prove's guards makes ~180 of them). A
+        durable store keeps a connection per operation: other processes (``sessions``, a
+        resumed run) read and write the same file, and nothing stays open between steps."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            # used by this thread only; check_same_thread=False lets close() end them all
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.execute("PRAGMA journal_mode = MEMORY")  # no journal file per commit
+            self._local.conn = conn
+            with self._kept_lock:
+                self._kept.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close the connections a temporary store kept (a durable one keeps none).
+        Idempotent; a later operation opens a new one."""
+        with self._kept_lock:
+            kept, self._kept = self._kept, []
+            self._local = threading.local()
+        for conn in kept:
             conn.close()
 
     def create(self, *, model: str = "", workdir: str = "", title: str = "") -> Session:
