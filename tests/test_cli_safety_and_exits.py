@@ -212,3 +212,36 @@ def test_the_quick_exit_flushes_everything_and_keeps_the_status(tmp_path: Path) 
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert usage.returncode == 2 and "no such file or folder" in usage.stderr
+
+
+def test_a_daemon_thread_failing_during_the_exit_handlers_prints_nothing() -> None:
+    """A reader thread whose stream an exit handler closes (a container's exec stream, under
+    SIGTERM) fails while the program exits: that is no traceback for the user. A
+    non-daemon thread's failure while the command runs is still reported."""
+    script = (
+        "import atexit, sys, threading, time\n"
+        "import endstate_author.cli as cli\n"
+        "closed = threading.Event()\n"
+        "def reader():\n"
+        "    closed.wait()\n"
+        "    raise AttributeError(\"'NoneType' object has no attribute 'recv_into'\")\n"
+        "def command():\n"
+        "    threading.Thread(target=reader, daemon=True).start()\n"
+        "    atexit.register(lambda: (closed.set(), time.sleep(0.3)))\n"
+        "    raise SystemExit(143)\n"
+        "cli.main = command\n"
+        "cli.run()\n"
+    )
+    quiet = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           timeout=60)  # fmt: skip
+    assert quiet.returncode == 143 and "Traceback" not in quiet.stderr, quiet.stderr
+    during = script.replace(
+        "def command():\n",
+        "def command():\n"
+        "    failing = threading.Thread(target=lambda: 1 / 0)\n"
+        "    failing.start(); failing.join()\n",
+    )
+    loud = subprocess.run([sys.executable, "-c", during], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    # a thread's failure while the command runs is reported; the hook comes with the exit
+    assert "ZeroDivisionError" in loud.stderr and "recv_into" not in loud.stderr

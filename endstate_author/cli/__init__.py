@@ -103,6 +103,7 @@ def run() -> None:
     ]  # fmt: skip
     if not isinstance(code, int) or busy:
         raise SystemExit(code)
+    threading.excepthook = _quiet_daemons
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -110,3 +111,12 @@ def run() -> None:
         except (OSError, ValueError):
             pass  # a reader that went away (`| head`): nothing left to tell it
     os._exit(code)
+
+
+def _quiet_daemons(args: threading.ExceptHookArgs) -> None:
+    """While the exit handlers run: a daemon thread that fails because they closed what it
+    was reading (a container's stream, a zygote's pipe) says nothing about the command, which
+    has finished; only a non-daemon thread's failure is still reported."""
+    if args.thread is not None and args.thread.daemon:
+        return
+    threading.__excepthook__(args)

@@ -170,8 +170,8 @@ class Agent:
                     continue
                 buf.extend(chunk)
                 self._parse(buf)
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError, AttributeError):
+            pass  # the stream closed under the read (docker's SocketIO drops its socket)
         finally:
             self.gone = True
             self._deliver(None)

@@ -178,8 +178,8 @@ class DockerChannel(Channel):
                     self._err.extend(chunk[:room])
                 else:
                     self._out.put(chunk)
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError, AttributeError):
+            pass  # the stream closed under the read (docker's SocketIO drops its socket)
         finally:
             self._out.put(None)
 
