@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 
-def test_command(task: dict, task_root: Path | None = None) -> str | None:
+def test_command(task: dict) -> str | None:
     """The task's test command, as its test-running grader runs it."""
     for grader in task.get("graders", []):
         name, args = grader.get("name", ""), grader.get("args", {})
@@ -84,7 +84,7 @@ def bare_run(task_root: Path, repeat: int = 9, resolved: bool = True) -> float:
     machine's load only ever adds time, and a median of a few 0.07 s runs swung by a third
     from one task to the next here; the minimum is also the smallest denominator, so no
     ratio gains from the noise."""
-    command = test_command(json.loads((task_root / "task.json").read_text()), task_root)
+    command = test_command(json.loads((task_root / "task.json").read_text()))
     if command is None:
         return 0.0
     with tempfile.TemporaryDirectory(prefix="endstate-bench-bare-") as tmp:

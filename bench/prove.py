@@ -41,7 +41,7 @@ BIN = Path(sys.executable).parent
 def floor_for(task_root: Path, solved_only: bool = False) -> float:
     """The task's test command on the fixture and on the solved tree (holdout staged in
     both), one run each, the interpreter run directly (``bench/bare.py``)."""
-    command = test_command(json.loads((task_root / "task.json").read_text()), task_root)
+    command = test_command(json.loads((task_root / "task.json").read_text()))
     if command is None:
         return 0.0
     total = 0.0

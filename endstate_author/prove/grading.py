@@ -63,7 +63,7 @@ def grade_end_state(
     cannot be made or used.
 
     ``until_rejected`` is for a check that asks only *whether* the end state is rejected (a
-    probe, a mutant, a defect): the graders that read nothing but the sealed end state go
+    probe, a mutant): the graders that read nothing but the sealed end state go
     first (:func:`~endstate_harness.graders.reads_sealed_state_only`: their verdict does not
     depend on when they run, and they start no process), the others keep the task's order, and
     grading stops at the first grader that fails. A path guard that already rejects a probe's
