@@ -12,7 +12,7 @@ task it answers, each as a *check* with an outcome (pass, fail, unassessed, skip
 4. oracle — a scripted agent writes the solution through the full runner (ES907).
 5. guards — per category, shown to fire (else ES905) and then removed (else ES904).
 6. probes — every reward hack of the catalogue on the fixture, and again with solution/'s
-   added files as empty stubs, must be rejected (ES906).
+   added files as empty stubs when it adds any, must be rejected (ES906).
 7. visible — the fixture's own tests, run alone on the untouched fixture, must fail
    (ES912, a warning; permissioning exempt).
 8. mutants — generated wrong solutions (:mod:`~endstate_author.prove.mutation`: partial

@@ -109,7 +109,8 @@ document(
     ## What it checks
     prove applies each probe of the exploit catalogue (edit or delete the tests, skip
     markers, `os._exit(0)` at import, patched asserts, a stealth `.pyc`, ...) to the
-    untouched fixture, and again with solution/'s added files as empty stubs, then grades.
+    untouched fixture, and again with solution/'s added files as empty stubs (when it adds
+    any: otherwise that is the same end state), then grades.
 
     ## Why it matters
     An agent that finds the hack scores as if it had done the work.

@@ -3,7 +3,8 @@
 Each probe of ``endstate_harness.probes`` (edit or delete the tests, skip markers,
 ``os._exit(0)`` at import, patched asserts, a stealth ``.pyc``, ...) is applied to the
 untouched fixture, and again with the files solution/ adds present as empty stubs, so a
-hack that only works once the module exists is caught too. The suite's own probes
+hack that only works once the module exists is caught too (when solution/ adds no file, that
+second run would grade the same end state, and is not planned). The suite's own probes
 (``probes/NAME/`` beside the task folders, saved by ``redteam --save-probe``:
 :mod:`endstate_author.redteam.probe_store`) are replayed the same way, and skipped with the
 reason on a task they do not fit. A permissioning task changes nothing, so it has nothing to
@@ -123,15 +124,18 @@ def jobs(task: Task) -> Iterator[Job]:
         return
     targets = injection_targets(task.fixture)
     test_dir = _test_dir(task)
+    # the stubs variant lays the solution's new files over the fixture as empty files: with no
+    # new file it is the plain probe again, the same end state, so it is not planned twice
+    variants = (False, True) if _added_by_solution(task) else (False,)
     for probe in PROBES:
-        for stubs in (False, True):
+        for stubs in variants:
             check = probe_check(probe, targets, test_dir, stubs)
             yield make_job(
                 "probes", f"probe {probe.id}" + (" (with stubs)" if stubs else ""), check
             )
     for saved in suite_probes(task):
         name = saved.id if isinstance(saved, SuiteProbe) else "suite probe"
-        for stubs in (False, True):
+        for stubs in variants:
             yield make_job(
                 "probes",
                 f"probe {name}" + (" (with stubs)" if stubs else ""),
