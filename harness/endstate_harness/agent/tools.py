@@ -27,8 +27,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import jsonschema
-
+from endstate_harness.agent.argcheck import fits
 from endstate_harness.sandbox import ExecResult, PathEscapeError
 from endstate_harness.task import PRUNED_NAMES
 
@@ -150,12 +149,27 @@ _VALIDATORS: dict[int, Any] = {}
 def _validator(schema: dict[str, Any]) -> Any:
     """A validator for a tool's schema, made (and the schema checked) once, not per call:
     ``jsonschema.validate`` does both each time, most of a scripted run's time in prove."""
+    # ~50-75 ms to import, and only arguments that do not fit (or a schema argcheck does
+    # not cover) need it: deferred (see endstate_harness.agent.argcheck)
+    import jsonschema
+
     found = _VALIDATORS.get(id(schema))
     if found is None or found.schema is not schema:
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
         found = _VALIDATORS[id(schema)] = cls(schema)
     return found
+
+
+def argument_error(schema: dict[str, Any], arguments: Any) -> str | None:
+    """What is wrong with ``arguments`` under ``schema``, in jsonschema's words (its best
+    match, what ``jsonschema.validate`` would raise); None when they are valid."""
+    if fits(schema, arguments):
+        return None
+    import jsonschema  # deferred, as in _validator (already imported by it)
+
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(arguments))
+    return None if error is None else error.message
 
 
 class Tool(ABC):
@@ -172,10 +186,9 @@ class Tool(ABC):
 
     def __call__(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
         """Validate the arguments against the schema, then run; every failure is a ToolError."""
-        error = jsonschema.exceptions.best_match(_validator(self.parameters).iter_errors(
-            arguments))  # what jsonschema.validate raises, without re-checking the schema
+        error = argument_error(self.parameters, arguments)
         if error is not None:
-            raise ToolError(f"bad arguments for {self.name}: {error.message}") from None
+            raise ToolError(f"bad arguments for {self.name}: {error}") from None
         try:
             return truncate(self.run(arguments, workspace, **limits))
         except PathEscapeError as exc:
