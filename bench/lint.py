@@ -11,13 +11,17 @@ their ratios are printed:
 
 Both lints must print the same findings (checked). Targets: issue 16.
 
+Two more lines say where the cold target stands: a bare interpreter that reads every task.json
+and parses, on every core, the same Python files the rules parse (the work no linter of
+tests can skip), and lint's own start-up (one task). Their sum against check-jsonschema is
+what a cold lint costs before its first rule runs.
+
     .venv/bin/python bench/lint.py [--tasks 1000] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import compileall
 import json
 import os
@@ -50,20 +54,56 @@ def build_suite(target: Path, count: int) -> list[Path]:
     return manifests
 
 
-def floor_work(suite: Path) -> tuple[int, int, float]:
-    """(files, .py files, CPU seconds) to read every file of the suite and parse every .py
-    once with ``ast``: printed for scale. Not a floor: the rules read only the files they
-    look at (tests, the modules they import), a fraction of these."""
-    started = time.process_time()
-    files = sources = 0
-    for folder, _dirs, names in os.walk(suite):
-        for name in names:
-            data = Path(folder, name).read_bytes()
-            files += 1
-            if name.endswith(".py"):
-                sources += 1
-                ast.parse(data)
-    return files, sources, time.process_time() - started
+def parsed_by_lint(suite: Path) -> list[str]:
+    """The Python files lint's rules parse on ``suite`` (every ``python_module`` asked for),
+    found by linting it once in this process with that method watched."""
+    from endstate_author import lint
+    from endstate_author.context import TaskContext
+
+    seen: set[str] = set()
+    original = TaskContext.python_module
+
+    def watched(self: TaskContext, name: str, rel: str) -> object:
+        seen.add(str(self.root / name / rel))
+        return original(self, name, rel)
+
+    TaskContext.python_module = watched  # type: ignore[method-assign]
+    parallel, lint.PARALLEL_MIN_TASKS = lint.PARALLEL_MIN_TASKS, 1 << 30  # all in this process
+    try:
+        lint.lint_paths([suite], isolated=True)
+    finally:
+        TaskContext.python_module = original  # type: ignore[method-assign]
+        lint.PARALLEL_MIN_TASKS = parallel
+    return sorted(seen)
+
+
+PARSE_FLOOR = """
+import ast, json, os, sys
+files = open(sys.argv[1]).read().split("\\n")
+manifests = open(sys.argv[2]).read().split("\\n")
+workers = int(sys.argv[3])
+mine = files[0::workers]
+pids = []
+for i in range(1, workers):
+    pid = os.fork()
+    if pid == 0:
+        for f in files[i::workers]:
+            with open(f, "rb") as h:
+                ast.parse(h.read())
+        os._exit(0)
+    pids.append(pid)
+for f in mine:
+    with open(f, "rb") as h:
+        ast.parse(h.read())
+for m in manifests:
+    with open(m, "rb") as h:
+        json.loads(h.read())
+for pid in pids:
+    os.waitpid(pid, 0)
+"""
+"""A bare interpreter (nothing of ours imported) that reads every task.json and parses, on
+every core, exactly the files lint's rules parse: what no linter that reads the tests can
+avoid, before it imports itself or runs a rule."""
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
@@ -113,7 +153,14 @@ def main() -> None:
         if cold_out != warm_out:
             sys.exit("bench/lint.py: the cached lint printed other findings than the cold one")
         count = len(json.loads(cold_out)) if cold_out.strip() else 0
-        files, sources, floor = floor_work(suite)
+        parsed = parsed_by_lint(suite)
+        lists = Path(tmp) / "parsed.txt", Path(tmp) / "manifests.txt"
+        lists[0].write_text("\n".join(parsed))
+        lists[1].write_text("\n".join(map(str, manifests)))
+        floor_argv = [sys.executable, "-c", PARSE_FLOOR, *map(str, lists), str(os.cpu_count())]
+        one_lint_argv = [*lint_argv[:2], str(manifests[0].parent), *cold_argv[3:]]
+        floors = [timed(floor_argv)[0] for _ in range(args.rounds)]
+        starts = [timed(one_lint_argv, env)[0] for _ in range(args.rounds)]
     print(f"suite: {args.tasks} tasks, {args.rounds} rounds, fresh process each run, "
           f"{os.cpu_count()} CPUs")
     print(f"check-jsonschema        median {med['schema']:.3f} s  "
@@ -125,9 +172,14 @@ def main() -> None:
     print(f"lint warm (cache hit)   median {med['warm']:.3f} s  (min {min(times['warm']):.3f} s)  "
           f"same output: yes")
     print(f"lint filling the cache  {first_fill:.3f} s (one run, empty cache)")
-    print(f"for scale (not a floor): reading all {files} files and ast.parse of all {sources} "
-          f".py = {floor:.3f} s CPU in one process; lint's rules read and parse only the test "
-          "and module files they look at")
+    floor, start = statistics.median(floors), statistics.median(starts)
+    print(f"floor, parse only       median {floor:.3f} s  (a bare interpreter reading every "
+          f"task.json and parsing the {len(parsed)} .py files the rules parse, on "
+          f"{os.cpu_count()} cores: {floor / med['schema']:.2f}x check-jsonschema)")
+    print(f"lint of one task        median {start:.3f} s  (start-up and imports: "
+          f"{start / med['schema']:.2f}x check-jsonschema)")
+    print(f"the two together: {(floor + start) / med['schema']:.2f}x check-jsonschema before "
+          "any rule runs")
     print(f"ratio cold / check-jsonschema: {med['cold'] / med['schema']:.2f}x  (target <= 1.0x)")
     print(f"ratio warm / check-jsonschema: {med['warm'] / med['schema']:.2f}x  (target <= 0.25x)")
 
