@@ -43,3 +43,28 @@ def test_solution_that_adds_a_file_plans_the_stubs_variant_too(tmp_path: Path) -
         fn for _, name, fn in probes.jobs(task) if name == "probe edit-tests (with stubs)"
     )
     assert stubbed(ctx).outcome == "pass"
+
+
+class _Spy:
+    """A probe that writes nothing and notes what the live tree held when it was applied."""
+
+    id = "spy"
+
+    def __init__(self) -> None:
+        self.seen: list[str | None] = []
+
+    def apply(self, live: Path, _targets: list[str], _test_dir: str) -> list[str]:
+        stub = live / "chunker" / "extra.py"
+        self.seen.append(stub.read_text() if stub.exists() else None)
+        return []
+
+
+def test_the_stubs_variant_lays_the_new_files_empty_before_the_probe(tmp_path: Path) -> None:
+    root = TaskBuilder(tmp_path)(solution={**SOLUTION, "chunker/extra.py": "LIMIT = 3\n"})
+    task = load_task(root)
+    ctx = ProveContext(task, SandboxSpec("local"), grader_search_paths(root))
+    spy = _Spy()
+    for stubs in ([], ["chunker/extra.py"]):
+        result = probes.probe_check(spy, [], "tests", stubs)(ctx)
+        assert result.outcome == "pass"  # the untouched fixture (+ an empty stub) still fails
+    assert spy.seen == [None, ""]

@@ -13,7 +13,7 @@ probe.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,14 @@ from endstate_harness.probes import PROBES, injection_targets
 from endstate_harness.task import Task
 
 
-def probe_check(probe: Any, targets: list[str], test_dir: str, stubs: bool) -> Check:
+def probe_check(probe: Any, targets: list[str], test_dir: str, stubs: Sequence[str]) -> Check:
+    """``stubs``: the files to lay over the fixture empty first (the solution's new files),
+    none for the plain probe."""
     label = f"probe {probe.id}" + (" (with stubs)" if stubs else "")
 
     def check(ctx: ProveContext) -> CheckResult:
         task = ctx.task
-        stub_files = _added_by_solution(task) if stubs else []
+        stub_files = list(stubs)
 
         def mutate(live: Path) -> list[str]:
             for rel in stub_files:
@@ -76,7 +78,7 @@ def probe_check(probe: Any, targets: list[str], test_dir: str, stubs: bool) -> C
 
 
 def suite_probe_check(
-    probe: SuiteProbe | ProbeError, targets: list[str], test_dir: str, stubs: bool
+    probe: SuiteProbe | ProbeError, targets: list[str], test_dir: str, stubs: Sequence[str]
 ) -> Check:
     """A saved probe: skipped where it does not fit the task, else exactly a built-in's check."""
 
@@ -126,7 +128,8 @@ def jobs(task: Task) -> Iterator[Job]:
     test_dir = _test_dir(task)
     # the stubs variant lays the solution's new files over the fixture as empty files: with no
     # new file it is the plain probe again, the same end state, so it is not planned twice
-    variants = (False, True) if _added_by_solution(task) else (False,)
+    added = _added_by_solution(task)
+    variants: list[list[str]] = [[], added] if added else [[]]
     for probe in PROBES:
         for stubs in variants:
             check = probe_check(probe, targets, test_dir, stubs)
