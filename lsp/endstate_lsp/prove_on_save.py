@@ -312,12 +312,12 @@ class ProveOnSave:
                 env={**os.environ, "TMPDIR": scratch},
             )
         except OSError as exc:
-            await show(lsp.WorkDoneProgressEnd(message=f"prove could not start: {exc}"))
             if self.current(root, run):
                 state = self.ls.tasks[root]
                 state.prove = None
                 state.proof = ProveResult(False, f"prove could not start: {exc}", 0.0)
-                self._after(root)
+                self._after(root, now=True)  # before the end, as for a report (see below)
+            await show(lsp.WorkDoneProgressEnd(message=f"prove could not start: {exc}"))
             return
         run.process = proc
         self.ls.log(f"prove: started, pid {proc.pid}")
@@ -367,13 +367,16 @@ class ProveOnSave:
             f"prove {root.name}: {len(run.ran)} check(s) ran, {run.answered} answered from the "
             f"cache: {json.dumps(run.ran)}"
         )
+        # the report's findings are published before the progress ends: a client (or a test)
+        # that sees the end sees the final diagnostics already, never an older run's after it
+        self._after(root, now=True)
         await show(lsp.WorkDoneProgressEnd(message=result.summary))
-        self._after(root)
 
-    def _after(self, root: Path, lens: bool = True) -> None:
+    def _after(self, root: Path, lens: bool = True, now: bool = False) -> None:
         """A result is in: lint again (it merges the findings) and refresh the code lens
-        (not while a run streams: the lens says "running" until its report)."""
-        self.ls.diagnostics.relint_root(root, delay_ms=0)
+        (not while a run streams: the lens says "running" until its report). ``now``
+        publishes before returning instead of on the event loop's next turn."""
+        self.ls.diagnostics.relint_root(root, delay_ms=0, now=now)
         caps = self.ls.client_capabilities.workspace
         if lens and caps and caps.code_lens and caps.code_lens.refresh_support:
             with contextlib.suppress(Exception):

@@ -1,9 +1,11 @@
 """Interruption: ``prove`` and ``eval`` killed by SIGINT / SIGTERM at random moments.
 
 Each run is a real CLI process in its own session, with a private TMPDIR and HOME and a marker
-in its environment; after a random delay (0.05–1.5 s: startup, sandbox creation, a check in
-flight) its process group gets the signal, the way a terminal's Ctrl-C or a CI runner's
-cancel does. Then the machine is inspected, not the program's word for it:
+in its environment; after a random delay (startup, sandbox creation, a check in flight) its
+process group gets the signal, the way a terminal's Ctrl-C or a CI runner's cancel does. The
+delays are drawn between 0.05 s and 90% of how long one uninterrupted run of the same command
+takes here (at most 1.5 s), measured first: as the commands get faster, the signals still land
+while they run. Then the machine is inspected, not the program's word for it:
 
 * the exit status is 130/143 (interrupted), the signal itself (killed before any handler was
   installed, i.e. before anything existed to clean up), or an ordinary 0/1/2 when the run
@@ -182,6 +184,29 @@ def interrupt_once(
     return outcome
 
 
+def measure_run(argv: list[str], base: Path) -> tuple[float, float]:
+    """Seconds one uninterrupted run takes: from its start, and from its first sandbox (the
+    moment an anchored run's delay counts from)."""
+    env = private_env(base, uuid.uuid4().hex)
+    started = time.monotonic()
+    first: float | None = None
+    proc = subprocess.Popen(argv, env=env, cwd=base, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    while proc.poll() is None:
+        if first is None and any((base / "tmp").glob("endstate-sandbox-*")):
+            first = time.monotonic()
+        time.sleep(0.005)
+    ended = time.monotonic()
+    return ended - started, ended - (first if first is not None else started)
+
+
+def delay_for(fraction: float, span: float) -> float:
+    """A delay at ``fraction`` of the way from 0.05 s to 90% of ``span`` (at most 1.5 s)."""
+    top = max(0.15, min(1.5, 0.9 * span))
+    return 0.05 + fraction * (top - 0.05)
+
+
 def run_interruptions(
     kind: str, sandbox: str, signame: str, tmp_path: Path, image: str | None
 ) -> list[Outcome]:
@@ -189,7 +214,11 @@ def run_interruptions(
     suite_hash = tree_digest(suite)
     argv = _command(kind, suite, sandbox, image)
     rng = random.Random(f"{SEED}-{kind}-{sandbox}-{signame}")
-    delays = [rng.uniform(0.05, 1.5) for _ in range(COUNT)]
+    calibration = tmp_path / "calibration"
+    calibration.mkdir()
+    whole, after_sandbox = measure_run(argv, calibration)
+    anchored = [i % 3 != 0 for i in range(COUNT)]
+    delays = [delay_for(rng.random(), after_sandbox if a else whole) for a in anchored]
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
         futures = [
@@ -203,7 +232,7 @@ def run_interruptions(
                 suite,
                 suite_hash,
                 sandbox == "docker",
-                i % 3 != 0,
+                anchored[i],
             )
             for i, delay in enumerate(delays)
         ]
@@ -219,7 +248,8 @@ def run_interruptions(
         f"\n{kind}/{sandbox}/{signame}: {COUNT} runs in {elapsed:.1f} s (seed {SEED}); "
         f"exit codes {dict(sorted(codes.items(), key=str))}; {busy} with a sandbox open at the "
         f"signal; {lost} signal(s) lost in CPython's import machinery; slowest run "
-        f"{slowest.seconds:.1f} s (signal at {slowest.delay:.2f} s)",
+        f"{slowest.seconds:.1f} s (signal at {slowest.delay:.2f} s); one uninterrupted run "
+        f"{whole:.2f} s, {after_sandbox:.2f} s of it after the first sandbox",
         file=sys.stderr,
     )
     assert tree_digest(suite) == suite_hash

@@ -132,6 +132,18 @@ class Diagnostics:
             )
         state.published = set(grouped)
 
+    def publish_now(self, uri: str, version: int | None) -> None:
+        """:meth:`publish` at once, in place of a pending scheduled lint of ``uri``."""
+        old = self.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        try:
+            self.publish(uri, version)
+        except Exception as exc:
+            self.ls.log(
+                f"lint failed for {uri}: {type(exc).__name__}: {exc}", lsp.MessageType.Error
+            )
+
     def schedule(self, uri: str, version: int | None, delay_ms: int | None = None) -> None:
         """Lint ``uri`` after the debounce delay; a newer change cancels the wait."""
         old = self.pending.pop(uri, None)
@@ -157,14 +169,18 @@ class Diagnostics:
         task = asyncio.get_running_loop().create_task(run())
         self.pending[uri] = task
 
-    def relint_root(self, root: Path, delay_ms: int | None = None) -> None:
+    def relint_root(self, root: Path, delay_ms: int | None = None, now: bool = False) -> None:
         """Lint every open task.json of ``root`` again (files changed, or a proof came in:
-        ``delay_ms`` 0, since prove's results are not keystrokes to wait out)."""
+        ``delay_ms`` 0, since prove's results are not keystrokes to wait out; ``now``
+        publishes before returning, a pending lint of the document replaced)."""
         for doc_uri in list(self.ls.workspace.text_documents):
             path = uri_to_path(doc_uri)
             if path is not None and path.name == MANIFEST and path.parent == root:
                 doc = self.ls.workspace.get_text_document(doc_uri)
-                self.schedule(doc_uri, doc.version, delay_ms)
+                if now:
+                    self.publish_now(doc_uri, doc.version)
+                else:
+                    self.schedule(doc_uri, doc.version, delay_ms)
         if self.pull_mode:
             refresh = self.ls.client_capabilities.workspace
             if refresh and refresh.diagnostics and refresh.diagnostics.refresh_support:
