@@ -100,6 +100,7 @@ def test_a_keyword_it_does_not_know_is_left_to_jsonschema() -> None:
         {"type": "object", "properties": {"v": {"enum": [1]}}},
         {"type": "string"},  # not an object at the top
         {"type": "object", "additionalProperties": {"type": "string"}},
+        {"type": "object", "additionalProperties": 0},  # no bool: not a schema it knows
     ):
         assert not fits(schema, {"v": "a"})
     # ... and jsonschema then decides: valid here, so no error

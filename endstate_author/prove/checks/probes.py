@@ -38,10 +38,9 @@ def probe_check(probe: Any, targets: list[str], test_dir: str, stubs: Sequence[s
 
     def check(ctx: ProveContext) -> CheckResult:
         task = ctx.task
-        stub_files = list(stubs)
 
         def mutate(live: Path) -> list[str]:
-            for rel in stub_files:
+            for rel in stubs:
                 target = live / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text("", encoding="utf-8")

@@ -71,7 +71,7 @@ def _check(schema: Any, *, top: bool = False) -> bool:
         and isinstance(required, list)
         and all(isinstance(name, str) for name in required)
         and len(set(required)) == len(required)
-        and schema.get("additionalProperties", True) in (True, False)
+        and isinstance(schema.get("additionalProperties", True), bool)
     )
 
 

@@ -137,6 +137,10 @@ class Diagnostics:
         old = self.pending.pop(uri, None)
         if old is not None:
             old.cancel()
+        self._publish_or_log(uri, version)
+
+    def _publish_or_log(self, uri: str, version: int | None) -> None:
+        """:meth:`publish`; a failure is logged (the editor keeps what it showed)."""
         try:
             self.publish(uri, version)
         except Exception as exc:
@@ -155,13 +159,7 @@ class Diagnostics:
             try:
                 if delay > 0:
                     await asyncio.sleep(delay / 1000)
-                self.publish(uri, version)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.ls.log(
-                    f"lint failed for {uri}: {type(exc).__name__}: {exc}", lsp.MessageType.Error
-                )
+                self._publish_or_log(uri, version)
             finally:
                 if self.pending.get(uri) is task:
                     del self.pending[uri]
