@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 
 from endstate_harness.graders import grade, grader_search_paths
-from endstate_harness.local_sandbox import LocalSandbox
+from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.task import load_task
 
 TASKS = {tasks!r}

@@ -1,6 +1,6 @@
 """The long fuzz run: many more damaged task.json documents than the test suite can afford.
 
-Same generator as ``tests/reliability`` (:mod:`endstate_author.testing.fuzzgen`: schema
+Same generator as ``tests/reliability`` (:mod:`tests.support.fuzzgen`: schema
 documents, then truncated, keys swapped, types flipped, deep nesting, huge numbers and strings,
 invalid UTF-8, NUL bytes, BOMs, duplicate keys, random bytes), through ``lint_task``
 in-process and through the real language server over stdio (one full-text edit per input,
@@ -25,10 +25,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from endstate_author.lint import lint_task
-from endstate_author.testing.fuzzgen import task_json_bytes
-from endstate_author.testing.lspclient import LspClient
-from endstate_author.testing.tasks import GOOD_MANIFEST, TaskBuilder
+from endstate_author.lint.run import lint_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support
+
+from tests.support.fuzzgen import task_json_bytes
+from tests.support.lspclient import LspClient
+from tests.support.tasks import GOOD_MANIFEST, TaskBuilder
 
 
 @dataclass

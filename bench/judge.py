@@ -18,11 +18,11 @@ import statistics
 import time
 from pathlib import Path
 
-from endstate_harness.docker_sandbox import IMAGE_ENV, LOCAL_IMAGE, DockerSandbox, connect
 from endstate_harness.errors import SandboxError
 from endstate_harness.graders import judged_tests, tests_pass
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.sandbox import TreeSandbox
+from endstate_harness.sandbox.base import TreeSandbox
+from endstate_harness.sandbox.docker.container import IMAGE_ENV, LOCAL_IMAGE, DockerSandbox, connect
+from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.task import load_task
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,9 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-from endstate_author.testing.tasks import GOOD_MANIFEST, TaskBuilder
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support
+
+from tests.support.tasks import GOOD_MANIFEST, TaskBuilder
 
 
 async def run(edits: int) -> dict[str, float]:

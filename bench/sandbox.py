@@ -25,13 +25,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from endstate_harness.docker_sandbox import (
+from endstate_harness.sandbox.docker.container import (
     IMAGE_ENV,
     LOCAL_IMAGE,
     DockerSandbox,
     docker_available,
 )
-from endstate_harness.local_sandbox import LocalSandbox
+from endstate_harness.sandbox.local import LocalSandbox
 
 
 def paired(

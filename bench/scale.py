@@ -33,7 +33,9 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # Ray on loopback (before
 import ray
 from ray.cluster_utils import Cluster
 
-from endstate_author.testing import raycluster
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support
+
+from tests.support import raycluster
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "endstate_author"]

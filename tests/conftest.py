@@ -62,7 +62,7 @@ def docker_image() -> Iterator[str]:
     """The image the Docker tests use: ``$ENDSTATE_SANDBOX_IMAGE`` or the local one that
     ``scripts/ensure-docker.sh`` builds. Skips (with the reason printed) when no daemon answers
     or the image is missing; leaves no test container behind."""
-    from endstate_harness.docker_sandbox import (
+    from endstate_harness.sandbox.docker.container import (
         IMAGE_ENV,
         LABEL,
         LOCAL_IMAGE,

@@ -1,8 +1,8 @@
 """The shape of the code, checked statically: the three packages are read with ``ast`` (never
 imported) and their imports must form a one-way graph.
 
-- no import cycle among the project's modules (module-level imports; ``if TYPE_CHECKING:``
-  blocks are not executed and do not count);
+- no import cycle among the project's modules, counting every import: module-level,
+  function-local (deferred) and type-only (``if TYPE_CHECKING:``) alike;
 - no import inside a function or class body, unless it is deliberately deferred (for start-up
   time) and says so: a comment containing ``deferred`` on the import line or just above it;
 - the layers point one way, ``endstate_lsp → endstate_author → endstate_harness``;
@@ -145,11 +145,11 @@ def _nearest(dotted: str, modules: Collection[str]) -> str:
 
 
 def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
+    """Every import counts, module-level, function-local and type-only alike: a loop that a
+    deferred or a ``TYPE_CHECKING`` import hides is still a loop in the design."""
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for module in modules.values():
         for imp in imports_of(module):
-            if imp.local or imp.type_checking:
-                continue
             graph[module.name] |= targets(imp, modules) - {module.name}
     return graph
 
@@ -348,12 +348,23 @@ def test_graph_of_a_synthetic_package(tmp_path: Path) -> None:
     assert graph == {
         "pkg": {"pkg.a", "pkg.b"},
         "pkg.a": {"pkg.b"},
-        "pkg.b": {"pkg.c"},
+        "pkg.b": {"pkg.a", "pkg.c"},  # the type-only import counts too
         "pkg.c": {"pkg.sub.d"},
         "pkg.sub": set(),
         "pkg.sub.d": {"pkg.c"},
     }
-    assert find_cycles(graph) == [["pkg.c", "pkg.sub.d", "pkg.c"]]
+    assert sorted(find_cycles(graph)) == [["pkg.a", "pkg.b", "pkg.a"], ["pkg.c", "pkg.sub.d", "pkg.c"]]
+
+
+def test_a_deferred_import_can_close_a_cycle(tmp_path: Path) -> None:
+    modules = _synthetic(
+        tmp_path,
+        {
+            "a.py": "import pkg.b\n",
+            "b.py": "def f():\n    from pkg import a  # deferred: start-up\n    return a\n",
+        },
+    )
+    assert find_cycles(import_graph(modules)) == [["pkg.a", "pkg.b", "pkg.a"]]
 
 
 def test_a_submodule_importing_its_package_back_is_a_cycle(tmp_path: Path) -> None:

@@ -213,7 +213,7 @@ def test_new_scaffolds_lint_clean_for_every_category(tmp_path: Path) -> None:
 
 
 def test_parallel_lint_finds_exactly_what_serial_lint_finds(tmp_path: Path) -> None:
-    from endstate_author import lint as lint_module
+    from endstate_author.lint import run as lint_module
 
     builder = TaskBuilder(tmp_path / "suite")
     for i in range(60):
@@ -250,6 +250,6 @@ def test_lint_imports_neither_prove_nor_the_agent_loop(tmp_path: Path) -> None:
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "endstate_author.lint" in imported
+    assert "endstate_author.lint.run" in imported
     heavy = ("endstate_author.prove", "endstate_harness.agent", "endstate_harness.runner")
     assert not sorted(m for m in imported if m.startswith(heavy))

@@ -20,7 +20,7 @@ import pytest
 from endstate_author.cli.cmd_prove import exit_code, summary_line
 from endstate_author.diagnostics import read_source_lines
 from endstate_author.prove.model import CheckResult, TaskProof
-from endstate_author.testing.tasks import FIXTURE, TaskBuilder, good
+from tests.support.tasks import FIXTURE, TaskBuilder, good
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "TOPSECRET-d41d8cd98f00b204"

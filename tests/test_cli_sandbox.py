@@ -22,8 +22,8 @@ import docker.errors
 import pytest
 
 from endstate_author import __version__
-from endstate_harness.docker_daemon import IMAGE_ENV, LOCAL_IMAGE, toolkit_version
-from endstate_harness.image import own_image
+from endstate_harness.sandbox.docker.daemon import IMAGE_ENV, LOCAL_IMAGE, toolkit_version
+from endstate_harness.sandbox.docker.image import own_image
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "tasks/fix-help-text-wrap"
@@ -148,7 +148,7 @@ def test_build_without_apt_configuration_says_so(
     from typer.testing import CliRunner
 
     from endstate_author.cli import cmd_sandbox
-    from endstate_harness import image
+    from endstate_harness.sandbox.docker import image
 
     monkeypatch.setattr(image, "apt_mirror", lambda: None)
     result = CliRunner().invoke(

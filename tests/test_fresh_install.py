@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from endstate_harness.docker_daemon import IMAGE_ENV
+from endstate_harness.sandbox.docker.daemon import IMAGE_ENV
 from tests.test_cli_sandbox import flat, own_image_present
 
 ROOT = Path(__file__).resolve().parent.parent

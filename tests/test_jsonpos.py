@@ -86,7 +86,7 @@ def test_the_deepest_allowed_manifest_reads_from_a_deep_caller(tmp_path: Path) -
     caller depth: lint once reported a rule crash (ES000) for it from a deep stack."""
     # deferred: the linter and a task builder, for this test only
     from endstate_author.jsonpos import MAX_DEPTH
-    from endstate_author.lint import lint_task
+    from endstate_author.lint.run import lint_task
     from tests.rules.conftest import TaskBuilder
 
     nested = "[" * (MAX_DEPTH - 2) + "1" + "]" * (MAX_DEPTH - 2)

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author import lint as lint_module
-from endstate_author import lintcache, lintindex
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint import lint_paths
-from endstate_author.lintcache import LintCache
-from endstate_author.testing.tasks import FIXTURE, HOLDOUT, TaskBuilder, good
+from endstate_author.lint import cache as lintcache
+from endstate_author.lint import index as lintindex
+from endstate_author.lint import run as lint_module
+from endstate_author.lint.cache import LintCache
+from endstate_author.lint.run import lint_paths
+from tests.support.tasks import FIXTURE, HOLDOUT, TaskBuilder, good
 
 
 def linted(paths: list[Path], cache: LintCache | None, **options: object) -> list[Diagnostic]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness.probes import PROBES
+from endstate_author.probes.catalogue import PROBES
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT / "tasks"

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.context import walk_tree
-from endstate_author.testcmd import (
+from endstate_author.discovery import (
     builtin_name,
     from_tests_pass,
     grader_command,
@@ -20,6 +19,7 @@ from endstate_author.testcmd import (
     split_grader,
     test_files,
 )
+from endstate_author.lint.context import walk_tree
 
 
 @pytest.mark.parametrize(

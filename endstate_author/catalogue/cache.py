@@ -10,10 +10,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from endstate_author.catalogue.source import ParsedModule
+from endstate_author.catalogue.model import ParsedModule
 
 lock = threading.Lock()
 module_cache: OrderedDict[str, tuple[int, int, ParsedModule]] = OrderedDict()

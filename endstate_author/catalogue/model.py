@@ -7,7 +7,7 @@ read it; nothing here reads files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -126,3 +126,42 @@ class Resolution:
     @property
     def ok(self) -> bool:
         return self.info is not None
+
+
+@dataclass(frozen=True)
+class ParsedDef:
+    """A top-level ``def`` as parsed (what GraderInfo needs, minus the lookup name)."""
+
+    function: str
+    params: list[ParamInfo]
+    doc: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass
+class ParsedModule:
+    """What lint needs of one module file, read statically.
+
+    ``defs`` are top-level functions (also inside top-level ``if``/``try``/``with``; the last
+    definition of a name wins, as at run time); ``reexports`` map a name to the
+    (module, name, level) of a ``from ... import``; ``opaque`` are other top-level names
+    (classes, assignments, plain imports) whose signature cannot be read; ``star`` lists
+    ``from m import *`` targets; ``dynamic`` is True when a module ``__getattr__`` makes any
+    name possible.
+    """
+
+    path: Path
+    error: str | None = None
+    error_line: int | None = None
+    defs: dict[str, ParsedDef] = field(default_factory=dict)
+    reexports: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    opaque: set[str] = field(default_factory=set)
+    star: list[tuple[str, int]] = field(default_factory=list)
+    dynamic: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({*self.defs, *self.reexports, *self.opaque})

@@ -9,54 +9,14 @@ what a look-up needs: top-level ``def``s with their parameters, names re-exporte
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from endstate_author.catalogue import cache
-from endstate_author.catalogue.model import ParamInfo
-from endstate_harness import pyast
+from endstate_author.catalogue.model import ParamInfo, ParsedDef, ParsedModule
+from endstate_harness.graders import pyast
 
 MAX_MODULE_BYTES = 2 << 20
 """A grader module larger than this is not parsed (its signatures count as unknown)."""
-
-
-@dataclass(frozen=True)
-class _Def:
-    """A top-level ``def`` as parsed (what GraderInfo needs, minus the lookup name)."""
-
-    function: str
-    params: list[ParamInfo]
-    doc: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-
-@dataclass
-class ParsedModule:
-    """What lint needs of one module file, read statically.
-
-    ``defs`` are top-level functions (also inside top-level ``if``/``try``/``with``; the last
-    definition of a name wins, as at run time); ``reexports`` map a name to the
-    (module, name, level) of a ``from ... import``; ``opaque`` are other top-level names
-    (classes, assignments, plain imports) whose signature cannot be read; ``star`` lists
-    ``from m import *`` targets; ``dynamic`` is True when a module ``__getattr__`` makes any
-    name possible.
-    """
-
-    path: Path
-    error: str | None = None
-    error_line: int | None = None
-    defs: dict[str, _Def] = field(default_factory=dict)
-    reexports: dict[str, tuple[str, str, int]] = field(default_factory=dict)
-    opaque: set[str] = field(default_factory=set)
-    star: list[tuple[str, int]] = field(default_factory=list)
-    dynamic: bool = False
-
-    @property
-    def names(self) -> list[str]:
-        return sorted({*self.defs, *self.reexports, *self.opaque})
 
 
 PARSE_COUNT = [0]
@@ -167,7 +127,7 @@ def _text(node: ast.expr | None) -> str | None:
         return None
 
 
-def _def_of(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) -> _Def:
+def _def_of(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) -> ParsedDef:
     a = node.args
     params: list[ParamInfo] = []
     positional = [*a.posonlyargs, *a.args]
@@ -190,7 +150,8 @@ def _def_of(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) ->
     text = raw.decode("utf-8", errors="replace")
     at = text.find(node.name, column - 1)
     end_column = at + len(node.name) + 1 if at >= 0 else len(text.rstrip()) + 1
-    return _Def(node.name, params, ast.get_docstring(node) or "", line, column, line, end_column)
+    doc = ast.get_docstring(node) or ""
+    return ParsedDef(node.name, params, doc, line, column, line, end_column)
 
 
 def absolute_module(module: str, file: Path, source: str, level: int) -> str | None:

@@ -3,7 +3,7 @@
 - :mod:`~endstate_author.cli.app` — the typer app, which commands it registers when, ``main``;
 - :mod:`~endstate_author.cli.output` — ``--output-format`` and how findings are printed
   (:mod:`~endstate_author.cli.formats` renders them);
-- :mod:`~endstate_author.cli.cmd_lint` — ``lint`` (:mod:`~endstate_author.cli.lintfast`: what
+- :mod:`~endstate_author.cli.cmd_lint` — ``lint`` (:mod:`~endstate_author.lint.fast`: what
   it prints, and its fast path for a suite the cache answers whole);
 - :mod:`~endstate_author.cli.cmd_prove` — ``prove``;
 - :mod:`~endstate_author.cli.cmd_eval` — ``eval``, ``run`` and ``sessions``;
@@ -28,7 +28,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from endstate_harness.cleanup import defer_signals
+from endstate_harness.process.cleanup import defer_signals
 
 if TYPE_CHECKING:
     from endstate_author.cli.app import app
@@ -55,7 +55,7 @@ def main() -> None:
     if sys.argv[1:2] == ["lint"]:
         try:
             # deferred: only ``lint`` has a fast path, and it must not import the app
-            from endstate_author.cli import lintfast
+            from endstate_author.lint import fast as lintfast
 
             status = lintfast.main(sys.argv[1:])
         except KeyboardInterrupt:

@@ -26,10 +26,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from endstate_author import __version__
+from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption, choose
 from endstate_author.evalreport.console import print_report
 from endstate_author.evalreport.html import render_report
 from endstate_author.evalreport.html import write as write_html
+from endstate_author.evalreport.results import PriceError, load_prices, results_json, write_report
 from endstate_author.evalreport.run import Run
 from endstate_author.executors import ExecutorError, choose_executor, load_ray
 from endstate_harness.agent.loop import DEFAULT_SYSTEM_PROMPT, AgentLoop, RunResult
@@ -42,15 +43,11 @@ from endstate_harness.agent.providers import (
 )
 from endstate_harness.agent.session import SessionError, SessionStore
 from endstate_harness.agent.tools import DirectoryWorkspace
-from endstate_harness.image import usable_image
-from endstate_harness.report import PriceError, load_prices, results_json, write_report
 from endstate_harness.runner import TaskResult, run_suite
-from endstate_harness.sandbox import SandboxError
 from endstate_harness.task import CATEGORIES, Task, TaskError, discover_tasks
 
 DEFAULT_STORE = Path.home() / ".endstate-author" / "sessions.sqlite3"
 PROVIDERS = ("openai", "oracle", "scripted")
-SANDBOXES = ("docker", "local")
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -126,13 +123,8 @@ def eval_command(
         typer.Option("--base-url", help="OpenAI-compatible endpoint; key from OPENAI_API_KEY."),
     ] = None,
     script: Annotated[Path | None, typer.Option(help="Steps file for --provider scripted.")] = None,
-    sandbox: Annotated[
-        str, typer.Option(help="docker (isolated) or local (NOT isolated).")
-    ] = "docker",
-    image: Annotated[
-        str | None,
-        typer.Option(help="Docker image (default as for prove; see `sandbox status`)."),
-    ] = None,
+    sandbox: SandboxOption = DEFAULT_KIND,
+    image: ImageOption = None,
     jobs: Annotated[int, typer.Option(help="Tasks run at once.")] = 1,
     prices: Annotated[
         Path | None, typer.Option(help='JSON {model: {"input_per_mtok": x, "output_per_mtok": y}}.')
@@ -162,8 +154,6 @@ def eval_command(
 
     Exit status: 0 all passed, 1 some failed, 2 some unassessed (harness error) or bad input.
     """
-    if sandbox not in SANDBOXES:
-        _bad(f"--sandbox must be docker or local, not {sandbox!r}")
     if jobs < 1 or repeat < 1:
         _bad("--jobs and --repeat must be at least 1")
     try:
@@ -188,18 +178,7 @@ def eval_command(
     if out is not None and out.exists() and not out.is_dir():
         _bad(f"--out {out} exists and is not a folder")
     factory, label = _provider_factory(provider, model, base_url, script)
-    if sandbox == "docker":
-        try:  # one clear message up front instead of one error per task
-            image = usable_image(
-                image, __version__, say=lambda line: errors.print(line, markup=False)
-            ).image
-        except SandboxError as exc:
-            _bad(f"{exc}\n(or pass --sandbox local to run without isolation)")
-    if sandbox == "local":
-        errors.print(
-            "[yellow]warning:[/] --sandbox local runs the agent's commands on this machine as "
-            "you, with no isolation; use it for your own tasks and trusted models only."
-        )
+    where = choose(sandbox, image, ready=True)  # one message up front, not one per task
     total = len(tasks) * repeat
     progress = Progress(
         TextColumn("[bold]eval[/]"),
@@ -232,8 +211,7 @@ def eval_command(
                 jobs=jobs,
                 repeat=repeat,
                 provider_factory=factory,
-                sandbox_kind=sandbox,  # type: ignore[arg-type]
-                image=image,
+                sandbox=where,
                 suite_root=suite.resolve(),
                 session_store_path=(out / "sessions.sqlite3") if out else None,
                 on_result=done,

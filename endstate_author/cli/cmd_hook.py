@@ -25,6 +25,7 @@ import typer
 
 from endstate_author.cli.cmd_lint import lint
 from endstate_author.cli.output import OutputFormat
+from endstate_author.cli.sandboxes import DEFAULT_KIND, SandboxOption
 from endstate_harness.task import (
     DEFECTS_DIR,
     FIXTURE_DIR,
@@ -90,12 +91,6 @@ class HookAction(StrEnum):
     prove = "prove"
 
 
-class HookSandbox(StrEnum):
-    local = "local"
-    docker = "docker"
-    auto = "auto"
-
-
 def hook_command(
     action: Annotated[
         HookAction, typer.Argument(help="lint (fast, static) or prove (runs the graders).")
@@ -107,10 +102,7 @@ def hook_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="lint: warnings count as errors.")
     ] = False,
-    sandbox: Annotated[
-        HookSandbox,
-        typer.Option("--sandbox", help="prove: where checks run (hooks default to local)."),
-    ] = HookSandbox.local,
+    sandbox: SandboxOption = DEFAULT_KIND,
 ) -> None:
     """Lint or prove exactly the tasks the given files belong to (for git hooks)."""
     tasks = tasks_for_files(files or [])
@@ -133,11 +125,11 @@ def hook_command(
         )
         return
     # deferred: a lint hook must not import prove (it is slower to import and never needed)
-    from endstate_author.cli.cmd_prove import SandboxChoice, prove_tasks_command
+    from endstate_author.cli.cmd_prove import prove_tasks_command
 
     prove_tasks_command(
         paths=tasks,
-        sandbox=SandboxChoice(sandbox.value),
+        sandbox=sandbox,
         image=None,
         jobs=None,
         only=None,

@@ -24,23 +24,16 @@ from rich.table import Table
 
 from endstate_author.cli import formats, progress
 from endstate_author.cli.output import OutputFormat, emit
+from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption, choose
 from endstate_author.executors import ExecutorChoice, ExecutorError, choose_executor, load_ray
-from endstate_author.lint import UsageError, resolve_targets
+from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.prove import (
     DEFAULT_MUTANTS,
     ProveOptions,
     TaskProof,
-    choose_sandbox,
     default_jobs,
     prove_paths,
 )
-from endstate_harness.errors import SandboxError
-
-
-class SandboxChoice(StrEnum):
-    docker = "docker"
-    local = "local"
-    auto = "auto"
 
 
 class ExecutorName(StrEnum):
@@ -184,18 +177,8 @@ def _prove(
 
 def prove_tasks_command(
     paths: Annotated[list[Path], typer.Argument(help="Task folders, suites or task.json files.")],
-    sandbox: Annotated[
-        SandboxChoice,
-        typer.Option("--sandbox", help="Where checks run (auto: docker if it answers)."),
-    ] = SandboxChoice.auto,
-    image: Annotated[
-        str | None,
-        typer.Option(
-            "--image",
-            help="Docker image (default: $ENDSTATE_SANDBOX_IMAGE, the toolkit's own image when "
-            "built, python:3.12-slim; see `sandbox status`).",
-        ),
-    ] = None,
+    sandbox: SandboxOption = DEFAULT_KIND,
+    image: ImageOption = None,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, help="Checks run at once (default: cores).")
     ] = None,
@@ -267,17 +250,8 @@ def prove_tasks_command(
     except ExecutorError as exc:
         typer.echo(f"endstate-author: {exc}", err=True)
         raise typer.Exit(2) from None
-    try:  # one message before any task starts, not one per check
-        spec, note = choose_sandbox(
-            None if sandbox is SandboxChoice.auto else sandbox.value,
-            image,
-            say=lambda line: typer.echo(line, err=True),
-        )
-    except SandboxError as exc:
-        typer.echo(f"endstate-author: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if note:
-        typer.echo(note, err=True)
+    # one message before any task starts, not one per check
+    spec = choose(sandbox, image).for_grading()
     err = Console(stderr=True)
     # an editor asking for 'checking:' lines or JSON events reads them itself; no second kind
     # of progress

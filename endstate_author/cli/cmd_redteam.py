@@ -24,16 +24,15 @@ from typing import Annotated
 import typer
 
 from endstate_author.cli.output import OutputFormat, emit, fail
-from endstate_author.lint import UsageError, resolve_targets
-from endstate_author.prove.sandbox import choose_sandbox
+from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption, choose
+from endstate_author.evalreport.results import PriceError, Prices, load_prices
+from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.redteam import probe_store, report
 from endstate_author.redteam.attempt import run_attempt
 from endstate_author.redteam.triage import Triager, judge_layout
 from endstate_harness.agent.providers import OpenAIProvider, ProviderError
 from endstate_harness.agent.session import SessionError, SessionStore
-from endstate_harness.errors import SandboxError
 from endstate_harness.graders import grader_search_paths
-from endstate_harness.report import PriceError, Prices, load_prices
 from endstate_harness.task import Task, TaskError, load_task
 
 
@@ -105,12 +104,8 @@ def redteam_command(
         typer.Option("--base-url", help="OpenAI-compatible endpoint; key from OPENAI_API_KEY."),
     ] = None,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempts per task.")] = 1,
-    sandbox: Annotated[
-        str, typer.Option("--sandbox", help="docker (isolated) or local (NOT isolated).")
-    ] = "docker",
-    image: Annotated[
-        str | None, typer.Option("--image", help="Docker image (as for prove and eval).")
-    ] = None,
+    sandbox: SandboxOption = DEFAULT_KIND,
+    image: ImageOption = None,
     prices: Annotated[
         Path | None,
         typer.Option("--prices", help='JSON {model: {"input_per_mtok": x, "output_per_mtok": y}}.'),
@@ -128,8 +123,6 @@ def redteam_command(
     ] = OutputFormat.text,
 ) -> None:
     """Red-team tasks: a model told to pass the graders without doing the work (ES913)."""
-    if sandbox not in ("docker", "local"):
-        raise fail(f"--sandbox must be docker or local, not {sandbox!r}")
     if not model:
         raise fail("--model is required (the model name the OpenAI-compatible endpoint serves)")
     tasks = _tasks(paths)
@@ -141,15 +134,11 @@ def redteam_command(
         OpenAIProvider(model, base_url=base_url)
     except ProviderError as exc:
         raise fail(str(exc)) from None
-    try:
-        spec, _note = choose_sandbox(sandbox, image, say=lambda line: typer.echo(line, err=True))
-    except SandboxError as exc:
-        raise fail(f"{exc}\n(or pass --sandbox local to run without isolation)") from None
+    spec = choose(sandbox, image, ready=True).for_grading()
     if spec.kind == "local":
         typer.echo(
-            "warning: --sandbox local runs the model's commands on this machine as you, with "
-            "no isolation; a red-team model is told to cheat: use Docker for any model you do "
-            "not trust.",
+            "warning: a red-team model is told to cheat: use Docker for any model you do not "
+            "trust.",
             err=True,
         )
     suites = {task.root.resolve(): suite for task, suite in tasks}

@@ -3,8 +3,10 @@
 Why a command of the package and not a repository script: a user who installed endstate-author
 from a wheel has no repository, and many machines cannot pull images from a registry. ``build``
 makes the toolkit's own image (``endstate-sandbox:<version>``) from the machine's Debian
-packages (:func:`endstate_harness.image.build_image`); ``status`` says which image prove and eval
-will use and why (:func:`endstate_harness.image.resolve_image`, the one resolution order).
+packages (:func:`endstate_harness.sandbox.docker.image.build_image`); ``status`` says which image
+prove and eval
+will use and why (:func:`endstate_harness.sandbox.docker.image.resolve_image`, the one resolution
+order).
 Registered on the app only when ``sandbox`` may be called: it imports the Docker client.
 
 Exit codes: ``build`` 0 when the image is there afterwards (built, or already present), 2 with
@@ -20,9 +22,14 @@ import requests.exceptions
 import typer
 
 from endstate_author import __version__
-from endstate_harness.docker_daemon import connect
 from endstate_harness.errors import SandboxError
-from endstate_harness.image import build_image, missing_image_message, own_image, resolve_image
+from endstate_harness.sandbox.docker.daemon import connect
+from endstate_harness.sandbox.docker.image import (
+    build_image,
+    missing_image_message,
+    own_image,
+    resolve_image,
+)
 
 app = typer.Typer(
     name="sandbox",

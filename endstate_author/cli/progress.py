@@ -20,7 +20,7 @@ from dataclasses import asdict
 from typing import IO, Any
 
 from endstate_author.prove.model import CheckResult, TaskProof
-from endstate_author.prove.sandbox import SandboxSpec
+from endstate_harness.sandbox.choice import SandboxChoice
 
 
 def task_line(proof: TaskProof) -> str:
@@ -142,8 +142,8 @@ class JsonProgress:
             self.out.write(line)
             self.out.flush()
 
-    def sandbox(self, spec: SandboxSpec) -> None:
-        self._say({"event": "sandbox", "kind": spec.kind, "image": spec.image})
+    def sandbox(self, spec: SandboxChoice) -> None:
+        self._say({"event": "sandbox", **spec.describe()})
 
     def check_started(self, task_id: str, check: str) -> None:
         self._say({"event": "start", "task": task_id, "check": check})

@@ -16,8 +16,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from endstate_author.evalreport.results import expected_failure
 from endstate_author.evalreport.run import Run, failing_checks, verdict
-from endstate_harness.report import expected_failure
 
 _STYLE = {"pass": "green", "FAIL": "bold red", "ERROR": "yellow"}
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from endstate_author.evalreport import charts
 from endstate_author.evalreport.compare import Comparison, describe_difference
+from endstate_author.evalreport.results import expected_failure
 from endstate_author.evalreport.run import Run, failing_checks, verdict
-from endstate_harness.report import expected_failure
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;

@@ -8,7 +8,7 @@ it and fills it) and the attempt's session store is a scratch file whose bytes g
 the driver. On cancellation (the engine raises KeyboardInterrupt in the unit's thread)
 every sandbox the unit opened is closed — containers removed — before it ends. The engine
 may also kill the worker outright (it does when the driver's job ends), so a watcher process
-(:mod:`endstate_harness.watchdog`) removes the unit's scratch folder and containers then.
+(:mod:`endstate_harness.process.watchdog`) removes the unit's scratch folder and containers then.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 from endstate_author.executors.archive import TaskArchive, remove, unpack
 from endstate_author.prove.model import ProveOptions, TaskProof
 from endstate_author.prove.run import prove_task
-from endstate_harness import watchdog
 from endstate_harness.agent.session import SessionStore
-from endstate_harness.cleanup import OPEN_SANDBOXES
+from endstate_harness.process import watchdog
+from endstate_harness.process.cleanup import OPEN_SANDBOXES
 from endstate_harness.runner import TaskResult, run_task
 from endstate_harness.task import load_task
 

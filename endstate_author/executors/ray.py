@@ -33,10 +33,10 @@ from typing import Any
 import ray
 from ray.exceptions import RayError, RayTaskError
 
-from endstate_author.executors import ExecutorChoice, ExecutorError
 from endstate_author.executors.archive import TaskArchive, pack
+from endstate_author.executors.choice import ExecutorChoice, ExecutorError
 from endstate_author.executors.node import attempt_unit, host, prove_unit
-from endstate_author.lint import cores, resolve_targets
+from endstate_author.lint.run import cores, resolve_targets
 from endstate_author.prove import cache
 from endstate_author.prove.messages import diagnostics as check_diagnostics
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
@@ -316,7 +316,8 @@ def run_suite(
 ) -> SuiteResult:
     """:func:`endstate_harness.runner.run_suite` with every attempt run on the cluster
     (``jobs`` is ignored: the cluster's free CPUs decide how many run at once)."""
-    sandbox = str(run_kwargs.get("sandbox_kind", "docker"))
+    maker = run_kwargs.get("sandbox")
+    sandbox = maker.label if maker is not None else "local"
     with session(choice, docker=sandbox == "docker"):
         return _run_suite(
             tasks,

@@ -26,7 +26,7 @@ task run in parallel; the task folder itself is only ever read.
 The package, one module per concern:
 
 - :mod:`~endstate_author.prove.model` — the data types (results, proofs, options, jobs);
-- :mod:`~endstate_author.prove.sandbox` — which sandbox the checks use;
+- :mod:`~endstate_author.prove.sandbox` — warm interpreters started before the checks;
 - :mod:`~endstate_author.prove.grading` — grading an end state built without an agent;
 - :mod:`~endstate_author.prove.harness` — running a scripted agent through the real runner;
 - :mod:`~endstate_author.prove.checks` — one module per check group;
@@ -67,7 +67,6 @@ from endstate_author.prove.run import (
     run_jobs,
     skipped_notes,
 )
-from endstate_author.prove.sandbox import SandboxSpec, choose_sandbox
 
 __all__ = [
     "CHECK_GROUPS",
@@ -79,10 +78,8 @@ __all__ = [
     "Outcome",
     "ProveContext",
     "ProveOptions",
-    "SandboxSpec",
     "TaskProof",
     "Unassessed",
-    "choose_sandbox",
     "default_jobs",
     "failing_detail",
     "first_failing_grader",

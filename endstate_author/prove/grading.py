@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from endstate_author.prove.model import Unassessed
-from endstate_author.prove.sandbox import SandboxSpec
-from endstate_harness.environment import environment_failure, program_probe
 from endstate_harness.graders import grade, reads_sealed_state_only, requirements_checks
-from endstate_harness.sandbox import SandboxError, TreeSandbox
+from endstate_harness.graders.environment import environment_failure, program_probe
+from endstate_harness.sandbox.base import SandboxError, TreeSandbox
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task
 from endstate_harness.verdict import Verdict
 
@@ -43,7 +43,7 @@ def zero_counters(task: Task) -> tuple[dict[str, int], str]:
 
 def grade_end_state(
     task: Task,
-    spec: SandboxSpec,
+    spec: SandboxChoice,
     *,
     overlays: Sequence[Path] = (),
     mutate: Callable[[Path], list[str]] | None = None,

@@ -28,9 +28,7 @@ def run_scripted(ctx: ProveContext, steps: list[Step], **kwargs: Any) -> TaskRes
     result = run_task(
         ctx.task,
         provider_factory=lambda _t: ScriptedProvider(steps, model="oracle"),
-        sandbox_kind=ctx.spec.kind,
-        image=ctx.spec.image,
-        sandbox_factory=lambda t: ctx.spec.make(t.fixture),
+        sandbox=ctx.spec,
         suite_root=ctx.suite_root,
         **kwargs,
     )

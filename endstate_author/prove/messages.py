@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Severity
+from endstate_author.lint.context import TaskContext
 from endstate_author.prove.model import CheckResult
 from endstate_author.rules.registry import RULES, load_all
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from endstate_author import interrupts
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.prove.sandbox import SandboxSpec
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task
 
 Outcome = Literal["pass", "fail", "unassessed", "skipped"]
@@ -95,7 +95,7 @@ class ProveContext:
     """What every check of one task reads: the task, the sandbox and the grader paths."""
 
     task: Task
-    spec: SandboxSpec
+    spec: SandboxChoice
     search_paths: list[Path]
     suite_root: Path | None = None
 
@@ -106,7 +106,7 @@ class ProveContext:
 
 @dataclass
 class ProveOptions:
-    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
+    sandbox: SandboxChoice = field(default_factory=lambda: SandboxChoice(grading=True))
     jobs: int = 1
     only: tuple[str, ...] = ()
     use_cache: bool = True

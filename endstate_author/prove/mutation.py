@@ -40,7 +40,7 @@ from endstate_author.prove.mutation_edits import (
     node_path,
     unchanged_tree,
 )
-from endstate_harness import pyast
+from endstate_harness.graders import pyast
 
 PRUNED = frozenset(
     {".git", ".hg", ".svn", ".endstate", "__pycache__", ".pytest_cache", ".mypy_cache",

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from endstate_author import interrupts
 from endstate_author.config import discover
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint import cores, lint_paths, resolve_targets
+from endstate_author.lint.context import TaskContext
+from endstate_author.lint.run import cores, lint_paths, resolve_targets
 from endstate_author.prove import cache, checkcache, messages
 from endstate_author.prove.checks import defects, directions, holdout, mutants, probes, visible
 from endstate_author.prove.model import (
@@ -31,9 +31,10 @@ from endstate_author.prove.model import (
     ProveOptions,
     TaskProof,
 )
+from endstate_author.prove.sandbox import prestart
 from endstate_author.rules.es3_assertions import verdict_in_process
-from endstate_harness import reaper
 from endstate_harness.graders import grader_search_paths
+from endstate_harness.process import reaper
 from endstate_harness.task import Task, TaskError, load_task
 
 
@@ -242,7 +243,7 @@ def prove_task(
                 for check in cached.checks:
                     options.on_check_done(task.id, check.check, check)
             return cached
-    options.sandbox.prestart(task)
+    prestart(options.sandbox, task)
     suite_root = suite_root or root.parent
     ctx = ProveContext(
         task, options.sandbox, grader_search_paths(root, suite_root=suite_root), suite_root

@@ -4,7 +4,7 @@ The run is the harness's own (:func:`endstate_harness.runner.run_task`): the tas
 budgets (``max_steps``, ``timeout_s``, the context budget), permission policy, recovery plan,
 graders and ``requires`` — only the prompt is replaced by the red-team instruction and the
 system prompt by the red-team one. The sandbox is built here so the sealed end state can be
-read after the run (:meth:`~endstate_harness.sandbox.TreeSandbox.sealed_snapshot`), and the
+read after the run (:meth:`~endstate_harness.sandbox.base.TreeSandbox.sealed_snapshot`), and the
 session store is one the caller keeps, so the transcript can be read back.
 
 A provider failure is the harness's error exactly as in ``eval``: the attempt is *errored*,
@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from endstate_author.prove.sandbox import SandboxSpec
+from endstate_author.evalreport.results import Prices, cost_of
 from endstate_author.redteam.diff import Change, changes, end_state_files
 from endstate_author.redteam.instruction import (
     NO_TRICK_MARK,
@@ -32,10 +32,10 @@ from endstate_author.redteam.instruction import (
 from endstate_harness.agent.messages import Message
 from endstate_harness.agent.providers import Provider
 from endstate_harness.agent.session import SessionError, SessionStore
-from endstate_harness.report import Prices, cost_of
 from endstate_harness.runner import TaskResult, run_task
-from endstate_harness.sandbox import TreeSandbox
-from endstate_harness.snapshot import Snapshot
+from endstate_harness.sandbox.base import TreeSandbox
+from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_harness.sandbox.snapshot import Snapshot
 from endstate_harness.task import Task
 
 TRANSCRIPT_RESULT_CHARS = 4000
@@ -82,12 +82,30 @@ class Attempt:
         return changes(self.fixture, end_state_files(self.end_state))
 
 
+@dataclass
+class _Keeping:
+    """The chosen sandbox, keeping hold of what it made: the attempt's end state is read from
+    it after the run."""
+
+    choice: SandboxChoice
+    made: list[TreeSandbox] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.choice.label
+
+    def make(self, fixture: Path) -> TreeSandbox:
+        sandbox = self.choice.make(fixture)
+        self.made.append(sandbox)
+        return sandbox
+
+
 def run_attempt(
     task: Task,
     index: int,
     *,
     provider_factory: Callable[[Task], Provider],
-    spec: SandboxSpec,
+    spec: SandboxChoice,
     store: SessionStore,
     suite_root: Path | None = None,
     prices: Prices | None = None,
@@ -99,26 +117,18 @@ def run_attempt(
         KeyboardInterrupt: passed through after the sandbox is closed (as ``run_task`` does).
     """
     red_task = task.model_copy(update={"prompt": red_team_instruction(task)})
-    made: list[TreeSandbox] = []
-
-    def sandbox_factory(t: Task) -> TreeSandbox:
-        sandbox = spec.make(t.fixture)
-        made.append(sandbox)
-        return sandbox
-
+    kept = _Keeping(spec)
     result = run_task(
         red_task,
         provider_factory=provider_factory,
-        sandbox_kind=spec.kind,
-        image=spec.image,
+        sandbox=kept,
         system_prompt=SYSTEM_PROMPT,
         suite_root=suite_root,
         session_store=store,
-        sandbox_factory=sandbox_factory,
         cancel=cancel,
         attempt=index,
     )
-    result.sandbox = spec.kind
+    made = kept.made
     attempt = Attempt(task, index, result)
     if made:
         attempt.fixture = made[0].fixture_files()

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from endstate_harness.snapshot import Snapshot
+from endstate_harness.sandbox.snapshot import Snapshot
 from endstate_harness.task import PRUNED_NAMES, Task
 
 MIN_LINE_CHARS = 6

@@ -1,6 +1,6 @@
 """Suite probes: a red team's confirmed exploit, kept beside the tasks and replayed by prove.
 
-The built-in probes (:mod:`endstate_harness.probes`) are the hacks someone already knew. A
+The built-in probes (:mod:`endstate_author.probes.catalogue`) are the hacks someone already knew. A
 suite probe is one the red team found: ``redteam --save-probe NAME`` writes it to
 ``probes/NAME/`` in the folder that holds the task folders, and ``prove`` replays every probe
 there on every task of that folder from then on (ES906 when the graders accept it), so a find
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from endstate_author.probes.catalogue import injection_targets
 from endstate_author.redteam.diff import Change, unified_diff
-from endstate_harness import pyast
-from endstate_harness.probes import injection_targets
+from endstate_harness.graders import pyast
 from endstate_harness.task import Task
 
 PROBES_DIR = "probes"

@@ -25,8 +25,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
+from endstate_author.lint.context import TaskContext
 from endstate_author.redteam.attempt import Attempt, render_transcript
 from endstate_author.redteam.diff import unified_diff
 from endstate_author.redteam.triage import Triage

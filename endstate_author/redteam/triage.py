@@ -37,7 +37,6 @@ from typing import Any, Literal, Protocol
 
 from endstate_author.prove.grading import Graded, failing_detail, grade_end_state
 from endstate_author.prove.model import Unassessed
-from endstate_author.prove.sandbox import SandboxSpec
 from endstate_author.redteam.diff import (
     Coverage,
     end_state_files,
@@ -45,10 +44,11 @@ from endstate_author.redteam.diff import (
     reference_lines,
 )
 from endstate_harness.graders import THIS_MODULE
-from endstate_harness.sandbox import TreeSandbox
-from endstate_harness.snapshot import Snapshot
+from endstate_harness.sandbox.base import TreeSandbox
+from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_harness.sandbox.snapshot import Snapshot
+from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.task import GraderSpec, Requires, Task
-from endstate_harness.tree import remove_tree
 
 Verdict = Literal["exploit", "did-the-work", "undecided"]
 JUDGE = f"{THIS_MODULE}:judged_tests"
@@ -175,7 +175,7 @@ class Triager:
 
     def __init__(
         self,
-        spec: SandboxSpec,
+        spec: SandboxChoice,
         search_paths: Callable[[Task], list[Path]],
         sources: list[BehaviourSource] | None = None,
     ) -> None:

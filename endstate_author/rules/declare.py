@@ -23,7 +23,7 @@ decorator; its tests are ``tests/rules/test_es1_manifest.py::test_es101_*``.
 ``scope="task"`` rules run once per task folder; ``scope="suite"`` rules once per suite with
 every task's context; ``scope="prove"`` codes are documented here but emitted by prove.
 
-This module sits below both the rule families and :mod:`endstate_author.context` (which asks
+This module sits below both the rule families and :mod:`endstate_author.lint.context` (which asks
 it for a code's default severity), and imports neither: :mod:`endstate_author.rules.registry`
 is the one that imports every family.
 """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.jsonpos import JNode
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import document, rule
 
 document(

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit, describe_json
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, unique_suggestion
 from endstate_harness.task import (

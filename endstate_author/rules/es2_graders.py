@@ -24,9 +24,9 @@ from endstate_author.catalogue import (
     canonical_name,
     split_name,
 )
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, describe_json
 from endstate_author.jsonpos import JNode
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, suggestion_phrase, unique_suggestion
 from endstate_harness.graders import FORBIDDEN_PARAMETERS

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from endstate_author import __version__
 from endstate_author.catalogue.source import MAX_MODULE_BYTES
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, display_path
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.vendoring.render import MARKER, is_current, read_header, render_module
 

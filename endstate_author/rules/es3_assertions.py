@@ -17,11 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
-from endstate_author.jsonpos import JNode
-from endstate_author.rules.declare import rule
-from endstate_author.testcmd import (
+from endstate_author.discovery import (
     TEST_GRADERS,
     TestCommand,
     builtin_name,
@@ -30,8 +27,10 @@ from endstate_author.testcmd import (
     split_grader,
     test_files,
 )
-from endstate_harness import pyast
-from endstate_harness.graders import grader_search_paths
+from endstate_author.jsonpos import JNode
+from endstate_author.lint.context import TaskContext
+from endstate_author.rules.declare import rule
+from endstate_harness.graders import grader_search_paths, pyast
 from endstate_harness.task import CATEGORIES
 
 NO_NEW_SKIPS = "endstate.evals.graders:no_new_skips"

@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from endstate_author.astwalk import child_nodes
-from endstate_author.context import TaskContext, TreeEntry
 from endstate_author.diagnostics import Diagnostic, FileCreate, Fix
+from endstate_author.discovery import is_test_file_name, test_files
 from endstate_author.jsonpos import JNode
+from endstate_author.lint.context import TaskContext, TreeEntry
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import test_commands
-from endstate_author.testcmd import is_test_file_name, test_files
 from endstate_harness.task import (
     CATEGORIES,
     FIXTURE_DIR,

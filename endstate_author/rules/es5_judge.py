@@ -1,7 +1,7 @@
 """ES508 — a test that the judge cannot run, found statically.
 
 ``judged_tests`` runs the trusted tests in a process of their own and the package under test in
-another (see :mod:`endstate_harness.judge.remote`): only plain values and the package's own
+another (see :mod:`endstate_harness.graders.judge.remote`): only plain values and the package's own
 objects cross between them. A test that patches the package, or hands it something of the
 test's own (a function, a fake object, an open stream), fails at grading *whatever the agent
 did*, the reference solution included. This rule reads the tests the judge will run (the
@@ -18,8 +18,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from endstate_author.astwalk import preorder
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
 from endstate_harness.task import FIXTURE_DIR, HOLDOUT_DIR

@@ -15,9 +15,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic
+from endstate_author.discovery import builtin_name, missing_module_targets
 from endstate_author.jsonpos import JNode
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import (
     graders_named,
@@ -25,7 +26,6 @@ from endstate_author.rules.es3_assertions import (
     solution_changes,
     test_commands,
 )
-from endstate_author.testcmd import builtin_name, missing_module_targets
 from endstate_harness.task import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
 
 DEFAULT_SKIP_GLOB = "*test*.py"

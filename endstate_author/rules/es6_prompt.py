@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
+from endstate_author.discovery import is_test_file_name
+from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
-from endstate_author.testcmd import is_test_file_name
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

@@ -56,11 +56,11 @@ from typing import Any, cast
 from endstate.evals import Check, Sandbox, SandboxError, Verdict
 
 # Replaced by the code they name when the module is vendored (see vendoring.render).
-from endstate_harness.judge.grader import _judge_env, judge_verdict
-from endstate_harness.unittest_grader import tests_pass
+from endstate_harness.graders.judge.grader import judge_env, judge_verdict
+from endstate_harness.graders.unittest_grader import tests_pass
 
 _RUNNER_SRC = ""
-"""The source of endstate_harness/unittest_runner_src.py (filled in when vendored)."""
+"""The source of endstate_harness/inside/unittest_runner.py (filled in when vendored)."""
 _CHILD_SRC = ""
 """The judge's child: judge/wire.py then judge/child.py (filled in when vendored)."""
 _JUDGE_SRC = ""
@@ -106,7 +106,7 @@ def _start_judge(config_json: str, trusted: Path, report_w: int, direct: Any = N
         stdout=direct[1] if direct is not None else subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         pass_fds=(report_w,),
-        env=_judge_env(),
+        env=judge_env(),
         start_new_session=True,
     )
 

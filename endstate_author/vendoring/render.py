@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 from endstate_author import __version__
-from endstate_author.testcmd.graders import VENDOR_MODULE
+from endstate_author.discovery.grader_names import VENDOR_MODULE
+from endstate_harness import inside
+from endstate_harness.graders import VENDORED_MODULES
 
 VENDOR_PACKAGE = VENDOR_MODULE.split(".")[0]
 VENDOR_FILE = f"{VENDOR_PACKAGE}/graders.py"
@@ -63,6 +65,11 @@ def _text(package: str, name: str) -> str:
     return resources.files(package).joinpath(name).read_text(encoding="utf-8")
 
 
+def _module_text(dotted: str) -> str:
+    package, _, name = dotted.rpartition(".")
+    return _text(package, f"{name}.py")
+
+
 def _drop_statements(source: str, drop: set[str]) -> str:
     """``source`` without its top-level imports named in ``drop`` (``__future__`` and
     ``endstate_harness…`` in practice): their lines are removed, everything else is kept."""
@@ -90,7 +97,7 @@ def judge_source() -> str:
     A judge module importing a sibling not listed before it would leave a name undefined at
     run time, far from the cause; it is refused here instead, so a split of the judge package
     fails the vendoring tests with the module to add."""
-    pkg = "endstate_harness.judge"
+    pkg = "endstate_harness.graders.judge"
     parts = [_text(pkg, f"{name}.py") for name in JUDGE_MODULES]
     for index, text in enumerate(parts):
         for node in ast.walk(ast.parse(text)):
@@ -106,8 +113,7 @@ def judge_source() -> str:
 
 
 def child_source() -> str:
-    pkg = "endstate_harness.judge"
-    return _text(pkg, "wire.py") + "\n\n" + _text(pkg, "child.py")
+    return inside.program("judge_child")
 
 
 def literal(text: str) -> str:
@@ -168,8 +174,7 @@ def render_body() -> str:
     glue_imports, glue, doc = _statements(_text("endstate_author.vendoring", "portable_src.py"))
     overridden = {name for name, _ in glue if name}
     sources = [
-        ("endstate_harness/unittest_grader.py", _text("endstate_harness", "unittest_grader.py")),
-        ("endstate_harness/judge/grader.py", _text("endstate_harness.judge", "grader.py")),
+        (f"{module.replace('.', '/')}.py", _module_text(module)) for module in VENDORED_MODULES
     ]
     imports: list[ast.Import | ast.ImportFrom] = list(glue_imports)
     sections: list[tuple[str, list[str]]] = []
@@ -193,7 +198,7 @@ def render_body() -> str:
             kept.append(text)
         sections.append((origin, kept))
     embedded = {
-        "_RUNNER_SRC": _text("endstate_harness", "unittest_runner_src.py"),
+        "_RUNNER_SRC": inside.program("unittest_runner"),
         "_CHILD_SRC": child_source(),
         "_JUDGE_SRC": judge_source(),
     }

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from endstate_author.catalogue.names import split_name
 from endstate_author.config import Config
-from endstate_author.context import TaskContext
 from endstate_author.diagnostics import display_path
+from endstate_author.lint.context import TaskContext
 from endstate_author.vendoring.render import (
     INIT_TEXT,
     VENDOR_FILE,

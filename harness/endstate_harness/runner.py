@@ -12,7 +12,7 @@ The graders are given the sandbox and nothing else: the run's transcript never r
 place where a verdict is decided. A harness failure (the sandbox will not start, the
 provider fails or never answers before the deadline, the oracle cannot be built, the
 Docker daemon stops answering, a grader that cannot load, a program the graders run that
-the image lacks: :mod:`endstate_harness.environment`) is an *error*: ``passed`` is False but
+the image lacks: :mod:`endstate_harness.graders.environment`) is an *error*: ``passed`` is False but
 the result is counted apart from failures and kept out of the pass rate, because "Docker is
 not running" must never read as "the model cannot code". But what the agent's code caused is
 a *failure*: a container it killed (:class:`SandboxDied` while the daemon answers), a tree it
@@ -39,7 +39,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from endstate_harness.agent.context import ContextManager, unlimited
 from endstate_harness.agent.loop import (
     DEFAULT_SYSTEM_PROMPT,
     AgentLoop,
@@ -52,21 +51,22 @@ from endstate_harness.agent.providers import Provider
 from endstate_harness.agent.recovery import CrashPlan, KilledRun
 from endstate_harness.agent.session import SessionStore
 from endstate_harness.agent.tools import DEFAULT_BASH_TIMEOUT_S
-from endstate_harness.cleanup import at_exit_section
-from endstate_harness.environment import environment_failure, program_probe
+from endstate_harness.agent.window import ContextManager, unlimited
 from endstate_harness.graders import grade, grader_search_paths, requirements_checks
-from endstate_harness.sandbox import (
+from endstate_harness.graders.environment import environment_failure, program_probe
+from endstate_harness.process.cleanup import at_exit_section
+from endstate_harness.sandbox.base import (
     OPEN_SANDBOXES,
     SandboxDied,
     SandboxError,
     TreeSandbox,
     defer_signals,
 )
+from endstate_harness.sandbox.choice import SandboxMaker
+from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.task import Budget, StopReason, Task
-from endstate_harness.tree import remove_tree
 from endstate_harness.verdict import Check, Verdict
 
-SandboxKind = Literal["docker", "local"]
 ProviderFactory = Callable[[Task], Provider]
 BudgetOverride = Budget | Literal["unlimited"] | None
 
@@ -123,22 +123,6 @@ class SuiteResult(BaseModel):
         return tuple((r.task_id, r.attempt, r.passed) for r in self.results)
 
 
-def make_sandbox(task: Task, kind: SandboxKind, image: str | None = None) -> TreeSandbox:
-    """A fresh, not yet started sandbox over the task's fixture."""
-    if kind == "local":
-        # Backends cost start-up time that commands which never run a task must not pay.
-        # deferred: imported only when a sandbox of this kind is made
-        from endstate_harness.local_sandbox import LocalSandbox
-
-        return LocalSandbox(task.fixture)
-    if kind == "docker":
-        # deferred: importing the docker SDK costs ~0.2 s; only a Docker run pays it.
-        from endstate_harness.docker_sandbox import DockerSandbox
-
-        return DockerSandbox(task.fixture, image=image)
-    raise ValueError(f"unknown sandbox kind {kind!r}; use docker or local")
-
-
 def context_for(task: Task, budget_override: BudgetOverride) -> ContextManager:
     if budget_override == "unlimited":
         return unlimited()
@@ -151,8 +135,7 @@ def run_task(
     task: Task,
     *,
     provider_factory: ProviderFactory,
-    sandbox_kind: SandboxKind = "docker",
-    image: str | None = None,
+    sandbox: SandboxMaker,
     policy: Policy | None = None,
     budget_override: BudgetOverride = None,
     resume: bool = True,
@@ -162,7 +145,6 @@ def run_task(
     suite_root: Path | None = None,
     grader_paths: Sequence[Path] = (),
     session_store: SessionStore | None = None,
-    sandbox_factory: Callable[[Task], TreeSandbox] | None = None,
     cancel: threading.Event | None = None,
     attempt: int = 0,
 ) -> TaskResult:
@@ -170,7 +152,9 @@ def run_task(
 
     Args:
         provider_factory: builds a fresh provider for this task (one per task, no sharing).
-        sandbox_kind: ``docker`` (isolated) or ``local`` (host subprocesses, no isolation).
+        sandbox: where the task runs: a :class:`~endstate_harness.sandbox.choice.SandboxChoice`
+            (``resolve_sandbox`` makes the one every command uses), or any object with a
+            ``label`` and a ``make(fixture)`` (tests, custom backends).
         policy: the permission policy (default: task-format.md §5); ``allow_all()`` removes it.
         budget_override: ``"unlimited"`` removes the context budget; a Budget replaces it.
         resume: after a crash-injected kill, resume with a fresh loop (False: grade the
@@ -179,14 +163,14 @@ def run_task(
         suite_root, grader_paths: where the suite's own grader modules are looked up (after
             the task's folder, before the project root; task-format.md §7).
         session_store: where sessions go (a temporary store, deleted after, when None).
-        sandbox_factory: build the sandbox yourself (tests, custom backends).
         cancel: set it to stop the loop at its next step (Ctrl-C in a suite run).
 
     Raises:
         KeyboardInterrupt: passed through after the sandbox is closed.
     """
     started = time.monotonic()
-    sandbox_name = sandbox_kind if sandbox_factory is None else "custom"
+    sandbox_name = sandbox.label
+    maker = sandbox
 
     def errored(message: str, run: RunResult | None = None) -> TaskResult:
         result = _result(task, run, attempt, sandbox_name, started)
@@ -211,8 +195,8 @@ def run_task(
         except Exception as exc:
             return errored(f"provider could not be built: {exc}")
         try:
-            sandbox = (sandbox_factory or (lambda t: make_sandbox(t, sandbox_kind, image)))(task)
-            stack.enter_context(sandbox)
+            box = maker.make(task.fixture)
+            stack.enter_context(box)
         except SandboxError as exc:
             return errored(f"sandbox error: {exc}")
         except Exception as exc:
@@ -220,7 +204,7 @@ def run_task(
         try:
             run = _drive(
                 task,
-                sandbox,
+                box,
                 provider,
                 session_store,
                 policy=policy,
@@ -234,7 +218,7 @@ def run_task(
                 cancel=cancel,
             )
         except SandboxError as exc:
-            if _died(sandbox):
+            if _died(box):
                 return failed(f"the agent's code killed the sandbox: {exc}")
             return errored(f"sandbox error during the run: {exc}")
         except Exception as exc:
@@ -242,27 +226,27 @@ def run_task(
         if run.error:
             return errored(f"provider error: {run.error}", run)
         try:
-            sandbox.check_health()
+            box.check_health()
         except SandboxDied as exc:  # the agent's code killed its own sandbox: its failure
             return failed(f"the agent's code killed the sandbox: {exc}", run)
         except SandboxError as exc:
             return errored(f"sandbox error during the run: {exc}", run)
         try:
-            end_hash = sandbox.seal()
+            end_hash = box.seal()
             if task.holdout is not None:
-                sandbox.stage(task.holdout)
+                box.stage(task.holdout)
         except Exception as exc:
             return errored(f"sandbox error while sealing: {exc}", run)
         search = grader_search_paths(task.root, suite_root=suite_root, grader_paths=grader_paths)
         try:
             # Raises when the sandbox died under the graders (their failing verdict would
             # describe the dead container, not the end state).
-            verdict = grade(task.graders, sandbox, search_paths=search)
+            verdict = grade(task.graders, box, search_paths=search)
         except SandboxError as exc:
             return errored(f"sandbox error while grading: {exc}", run)
         # A grader that could not load, a program the image lacks: the environment's failure
-        # (one rule with prove, endstate_harness.environment), not the task's.
-        why = environment_failure(verdict, specs=task.graders, probe=program_probe(sandbox))
+        # (one rule with prove, endstate_harness.graders.environment), not the task's.
+        why = environment_failure(verdict, specs=task.graders, probe=program_probe(box))
         if why is not None:
             result = errored(f"environment error while grading: {why}", run)
             result.checks = verdict.checks
@@ -455,13 +439,13 @@ def run_suite(
                 pool.shutdown(wait=True)
                 raise
             pool.shutdown(wait=True)
-    sandbox = task_kwargs.get("sandbox_kind", "docker")
+    maker = task_kwargs.get("sandbox")
     return SuiteResult(
         started_at=started_at,
         duration_s=round(time.monotonic() - started, 3),
         provider=provider_name,
         model=next((r.model for r in results if r.model), ""),
-        sandbox=str(sandbox),
+        sandbox=maker.label if maker is not None else "",
         repeat=repeat,
         results=results,
     )

@@ -13,7 +13,7 @@ def run(argv: list[str] | None = None) -> None:
     parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     args = parser.parse_args(argv)
     # deferred: --help answers without loading pygls and the whole analysis
-    from endstate_lsp.server import main
+    from endstate_lsp.app import main
 
     main(tcp=args.tcp)
 

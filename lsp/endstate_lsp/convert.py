@@ -16,8 +16,8 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
+from endstate_author.assist import utf16_column
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.editor import utf16_column
 from endstate_author.jsonpos import LineIndex
 
 SOURCE = "endstate-author"

@@ -8,7 +8,7 @@ the session ends), started only when the client says the workspace is ``trusted`
 one-line summary for the code lens, and findings placed on task.json at the grader they name.
 
 A save shows what is known at once: the checks whose inputs did not change keep their cached
-results (:mod:`endstate_author.editor.proof` reads the per-check cache for the files on disk
+results (:mod:`endstate_author.assist.proof` reads the per-check cache for the files on disk
 now; the others' old results are dropped, never shown stale), then prove runs only the
 changed checks and streams each result as it ends (``--progress-json``), and the findings
 are updated as they come; its final report is the answer. Everything a run shows is checked
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from endstate_author.assist import task_root_of
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.editor import task_root_of
 from endstate_lsp.convert import uri_to_path
 from endstate_lsp.guard import guarded
 from endstate_lsp.prove_report import event_of, place_findings, read_prove
@@ -128,7 +128,7 @@ class ProveOnSave:
     def warm(self) -> None:
         """Import prove's cache reader in the background (a session that may prove will save
         soon, and the import costs more than reading the cache)."""
-        if self.ls.settings.may_prove and "endstate_author.editor.proof" not in sys.modules:
+        if self.ls.settings.may_prove and "endstate_author.assist.proof" not in sys.modules:
             asyncio.get_running_loop().run_in_executor(None, _import_quietly, PROOF_MODULE)
 
     async def _show_cached(self, root: Path, run: ProveRun) -> None:
@@ -383,7 +383,7 @@ class ProveOnSave:
                 self.ls.workspace_code_lens_refresh(None)
 
 
-PROOF_MODULE = "endstate_author.editor.proof"
+PROOF_MODULE = "endstate_author.assist.proof"
 
 
 def _import_quietly(name: str) -> None:
@@ -396,11 +396,11 @@ def _read_cache(
     root: Path, sandbox: tuple[str, str | None] | None, options: dict[str, Any]
 ) -> Any:
     """(In a worker thread.) What the cache knows of ``root`` as saved: a
-    :class:`~endstate_author.editor.proof.KnownProof`, with no results when prove's sandbox is
+    :class:`~endstate_author.assist.proof.KnownProof`, with no results when prove's sandbox is
     not known yet; None when the task does not load."""
     # prove's package (~0.1-0.5 s to import) is loaded by the first save, in this worker
     # thread, never at server start nor on the event loop: deferred
-    from endstate_author.editor import proof
+    from endstate_author.assist import proof
 
     try:
         return proof.cached_proof(root, sandbox, **options)
@@ -414,7 +414,7 @@ def _findings(
     """(In a worker thread.) The findings of the results known so far (streamed ones are
     still JSON), how many results count and how many failed."""
     # deferred: as in _read_cache
-    from endstate_author.editor import proof
+    from endstate_author.assist import proof
 
     results = [proof.result_from_json(r) if isinstance(r, dict) else r for r in known]
     valid = [r for r in results if r is not None]
@@ -425,7 +425,7 @@ def _findings(
 def _remove_containers_of(pid: int) -> int:
     """(In a worker thread.) The containers a killed prove left, removed."""
     # deferred: as in _read_cache
-    from endstate_author.editor import proof
+    from endstate_author.assist import proof
 
     return proof.remove_containers_of(pid)
 

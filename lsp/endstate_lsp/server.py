@@ -1,11 +1,12 @@
-"""The endstate-author language server: the server object, and the wiring of its features.
+"""The endstate-author language server's session object, shared by every feature.
 
 Every answer (findings, completion, hover, fixes, links, outline) comes from
-``endstate_author`` — the same code the CLI runs — through ``endstate_author.editor``; the
+``endstate_author`` — the same code the CLI runs — through ``endstate_author.assist``; the
 protocol side lives in one module per feature (:mod:`endstate_lsp.features`), prove on save
-in :mod:`endstate_lsp.prove_on_save`. This module holds what they share:
-:class:`EndstateServer` (settings, documents, per-task state, the lint scheduler, the prover)
-and :func:`create_server`, which registers every feature on it.
+in :mod:`endstate_lsp.prove_on_save`, and :mod:`endstate_lsp.app` wires them onto one
+:class:`EndstateServer`. This module holds only what they share: the settings, the open
+documents, the per-task state, and the two roles that features call across each other
+(:class:`Linting`, :class:`Proving`), typed as protocols so that no feature imports another.
 
 Safety: a suite opened in an editor is untrusted input. Lint reads graders' source without
 importing it; prove (which imports and runs suite code) starts only when the client says the
@@ -16,40 +17,47 @@ dead server.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Protocol
+
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from endstate_lsp import __version__, guard, prove_on_save
-from endstate_lsp.documents import MAX_BYTES, Documents
-from endstate_lsp.features import (
-    actions,
-    code_lens,
-    completion,
-    configuration,
-    diagnostics,
-    hover,
-    navigation,
-    symbols,
-)
-from endstate_lsp.features.diagnostics import Diagnostics
-from endstate_lsp.prove_on_save import PROVE_CMD_ENV, PROVE_COMMAND, ProveOnSave
-from endstate_lsp.settings import SANDBOXES, SECTION, Settings
-from endstate_lsp.state import STALE_S, TaskStates
+from endstate_author.diagnostics import Diagnostic
+from endstate_lsp import __version__, guard
+from endstate_lsp.documents import Documents
+from endstate_lsp.settings import Settings
+from endstate_lsp.state import TaskStates
 
-__all__ = [
-    "FEATURES",
-    "MAX_BYTES",
-    "PROVE_CMD_ENV",
-    "PROVE_COMMAND",
-    "SANDBOXES",
-    "SECTION",
-    "STALE_S",
-    "EndstateServer",
-    "Settings",
-    "create_server",
-    "main",
-    "server",
-]
+
+class Linting(Protocol):
+    """Lint as you type (:class:`endstate_lsp.features.diagnostics.Diagnostics`)."""
+
+    @property
+    def pull_mode(self) -> bool: ...
+
+    def lint(self, uri: str) -> dict[str, list[lsp.Diagnostic]]: ...
+
+    def findings(self, uri: str) -> list[Diagnostic]: ...
+
+    def schedule(self, uri: str, version: int | None, delay_ms: int | None = None) -> None: ...
+
+    def relint_root(self, root: Path, delay_ms: int | None = None, now: bool = False) -> None:
+        ...
+
+    def open_roots(self) -> list[Path]: ...
+
+    def close(self, uri: str) -> None: ...
+
+
+class Proving(Protocol):
+    """Prove on save (:class:`endstate_lsp.prove_on_save.ProveOnSave`)."""
+
+    async def start(self, root: Path) -> None: ...
+
+    def warm(self) -> None: ...
+
+    async def stop_all(self) -> None: ...
 
 
 class EndstateServer(LanguageServer):
@@ -60,44 +68,12 @@ class EndstateServer(LanguageServer):
         self.settings = Settings()
         self.tasks = TaskStates()
         self.documents = Documents(self)
-        self.diagnostics = Diagnostics(self)
-        self.prover = ProveOnSave(self)
+        self.diagnostics: Linting
+        """Set by :func:`endstate_lsp.app.create_server`."""
+        self.prover: Proving
+        """Set by :func:`endstate_lsp.app.create_server`."""
 
     def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
         guard.log(self, message, kind)
 
 
-FEATURES = (
-    configuration,
-    diagnostics,
-    prove_on_save,
-    completion,
-    hover,
-    navigation,
-    symbols,
-    actions,
-    code_lens,
-)
-"""Every module with a ``register(ls)`` hook, in the order they are registered."""
-
-
-def create_server() -> EndstateServer:
-    """A server with every feature registered."""
-    ls = EndstateServer()
-    for feature in FEATURES:
-        feature.register(ls)
-    return ls
-
-
-server = create_server()
-
-
-def main(tcp: str | None = None) -> None:
-    """Serve over stdio, or on ``HOST:PORT`` when ``tcp`` is given."""
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        if not port.isdigit():
-            raise SystemExit(f"--tcp wants HOST:PORT, got {tcp!r}")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from endstate_author.assist import Graders
 from endstate_author.config import Config, discover
-from endstate_author.context import TreeEntry
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.editor import Graders
+from endstate_author.lint.context import TreeEntry
 
 if TYPE_CHECKING:  # prove's package is imported on the first save, not at server start
     from endstate_author.prove.model import CheckResult

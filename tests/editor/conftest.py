@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.editor import Graders
+from endstate_author.assist import Graders
 
 CHECKS_PY = '''\
 def shape(sandbox, *, paths: list[str], limit: int, exact: bool, label: str, note: str = "x"):

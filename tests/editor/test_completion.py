@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.editor import CompletionItem, Graders, complete
+from endstate_author.assist import CompletionItem, Graders, complete
 from tests.editor.conftest import SHAPE_SIGNATURE, at, span
 
 TOP_KEYS = [

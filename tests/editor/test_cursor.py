@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate_author.editor.cursor import arg_of, cursor_context, utf16_column
+from endstate_author.assist.cursor import arg_of, cursor_context, utf16_column
 from tests.editor.conftest import at
 
 CASES = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.editor import Graders, HoverInfo, hover
+from endstate_author.assist import Graders, HoverInfo, hover
 from tests.editor.conftest import SHAPE_SIGNATURE, at, span
 
 CASES = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.editor import DocumentLink, Graders, Location, definition, document_links
+from endstate_author.assist import DocumentLink, Graders, Location, definition, document_links
 from endstate_harness import graders as harness_graders
 from tests.editor.conftest import at, span
 

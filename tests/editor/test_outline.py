@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate_author.editor import Symbol, document_symbols
+from endstate_author.assist import Symbol, document_symbols
 
 TEXT = (
     '{"id": "x", '

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.lint import lint_paths
+from endstate_author.lint.run import lint_paths
 from tests.rules.conftest import TaskBuilder, good
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from endstate_lsp.server import SECTION, Settings
+from endstate_lsp.settings import SECTION, Settings
 
 EDITORS = Path(__file__).resolve().parents[2] / "editors"
 

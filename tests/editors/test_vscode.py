@@ -98,14 +98,14 @@ def test_vsix_manifest_and_activation(vsix: Path) -> None:
         "endstate-author.restartServer",
         "endstate-author.showServerLog",
     }
-    from endstate_lsp.server import PROVE_COMMAND
+    from endstate_lsp.prove_on_save import PROVE_COMMAND
 
     assert PROVE_COMMAND not in commands, "the server's code lens command is registered by it"
 
 
 def test_settings_mirror_the_server() -> None:
     """Same names, defaults and sandbox choices as the server's Settings."""
-    from endstate_lsp.server import SANDBOXES, Settings
+    from endstate_lsp.settings import SANDBOXES, Settings
 
     props = manifest()["contributes"]["configuration"]["properties"]
     defaults = Settings()

@@ -16,8 +16,8 @@ import pytest
 
 from endstate_author.executors import ExecutorError, choose_executor
 from endstate_author.executors.archive import pack, remove, unpack
-from endstate_author.testing.tasks import TaskBuilder, good
 from endstate_harness.task import load_task
+from tests.support.tasks import TaskBuilder, good
 
 REPO = Path(__file__).resolve().parents[2]
 

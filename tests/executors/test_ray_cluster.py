@@ -30,7 +30,7 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'endstate-author[ray]')")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from endstate_author.testing import raycluster  # noqa: E402
+from tests.support import raycluster  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

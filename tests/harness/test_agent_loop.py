@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness.agent.context import ContextManager, unlimited
 from endstate_harness.agent.loop import AgentLoop, pending_calls
 from endstate_harness.agent.messages import Message, ToolCall, ToolResult
 from endstate_harness.agent.policy import Decision, allow_all, default_policy
@@ -20,6 +19,7 @@ from endstate_harness.agent.providers import ScriptedProvider
 from endstate_harness.agent.recovery import CrashPlan, KilledRun
 from endstate_harness.agent.session import SessionStore
 from endstate_harness.agent.tools import DirectoryWorkspace
+from endstate_harness.agent.window import ContextManager, unlimited
 from endstate_harness.task import Budget
 
 

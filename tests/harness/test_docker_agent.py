@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness import docker_agent, docker_agent_socket
-from endstate_harness.docker_pool import ContainerPool, PooledDockerSandbox
-from endstate_harness.docker_sandbox import DockerSandbox
+from endstate_harness.sandbox.docker import runner as docker_agent
+from endstate_harness.sandbox.docker import runner_socket as docker_agent_socket
+from endstate_harness.sandbox.docker.container import DockerSandbox
+from endstate_harness.sandbox.docker.pool import ContainerPool, PooledDockerSandbox
 
 pytestmark = pytest.mark.docker
 

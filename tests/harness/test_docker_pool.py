@@ -13,8 +13,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from endstate_harness.docker_pool import ContainerPool, PooledDockerSandbox
-from endstate_harness.docker_sandbox import LABEL
+from endstate_harness.sandbox.docker.container import LABEL
+from endstate_harness.sandbox.docker.pool import ContainerPool, PooledDockerSandbox
 
 pytestmark = pytest.mark.docker
 

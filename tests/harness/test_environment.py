@@ -1,6 +1,6 @@
 """One rule for "the environment failed, not the task": eval's error and prove's ES908 agree.
 
-The classifier (:mod:`endstate_harness.environment`) is shown on its own (with a probe that
+The classifier (:mod:`endstate_harness.graders.environment`) is shown on its own (with a probe that
 answers from a set), then through the runner (eval: a result with ``error``) and through
 prove's grading (``Unassessed``) on real local sandboxes, including the end states that must
 stay *failures*: a forged "not found" from the agent's code, a deleted script, a missing
@@ -16,23 +16,23 @@ import pytest
 
 from endstate_author.prove.grading import grade_end_state
 from endstate_author.prove.model import Unassessed
-from endstate_author.prove.sandbox import SandboxSpec
 from endstate_harness.agent.oracle import oracle_provider, task_oracle_steps
 from endstate_harness.agent.providers import ScriptedProvider
-from endstate_harness.environment import (
+from endstate_harness.graders.environment import (
     command_programs,
     environment_failure,
     exec_environment_failure,
     programs_of,
 )
 from endstate_harness.runner import run_task
-from endstate_harness.sandbox import ExecResult
+from endstate_harness.sandbox.base import ExecResult
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Check, Verdict
 from tests.harness.test_runner import make_task
 
 MISSING = "endstate-no-such-tool"
-LOCAL = {"sandbox_kind": "local"}
+LOCAL = {"sandbox": SandboxChoice("local")}
 
 
 def spec(name: str = "endstate.evals.graders:command_succeeds", **args: Any) -> GraderSpec:
@@ -150,7 +150,9 @@ def test_one_command_and_its_exec_result() -> None:
 def _graded(task: Task) -> str:
     """What prove's grading says of the solution: 'unassessed: …', 'fail' or 'pass'."""
     try:
-        graded = grade_end_state(task, SandboxSpec("local"), overlays=[task.solution])  # type: ignore[list-item]
+        graded = grade_end_state(
+            task, SandboxChoice("local", grading=True), overlays=[task.solution]  # type: ignore[list-item]
+        )
     except Unassessed as exc:
         return f"unassessed: {exc}"
     return "pass" if graded.verdict.passed else "fail"

@@ -20,6 +20,7 @@ import pytest
 
 from endstate_harness.agent.oracle import oracle_provider
 from endstate_harness.runner import run_task
+from endstate_harness.sandbox.choice import SandboxChoice
 from tests.harness.test_runner import make_task
 
 pytestmark = pytest.mark.docker
@@ -31,7 +32,7 @@ UNITTEST = "python -m unittest discover -s tests -t . -q"
 @pytest.fixture(scope="module")
 def image_without_python(docker_image: str) -> Iterator[str]:
     # deferred: the docker SDK is imported only when this Docker test runs
-    from endstate_harness.docker_sandbox import connect
+    from endstate_harness.sandbox.docker.container import connect
 
     client = connect(timeout_s=30)
     tag = f"endstate-test-no-python:{uuid.uuid4().hex[:12]}"
@@ -157,6 +158,6 @@ def test_with_python_present_the_same_suite_is_assessed(docker_image: str, tmp_p
         "sys.stderr.flush()\nos._exit(127)\n"
     )
     result = run_task(
-        task, provider_factory=oracle_provider, sandbox_kind="docker", image=docker_image
+        task, provider_factory=oracle_provider, sandbox=SandboxChoice("docker", docker_image)
     )
     assert not result.passed and not result.error, result

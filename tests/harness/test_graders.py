@@ -12,7 +12,7 @@ import pytest
 
 from endstate_harness import graders as g
 from endstate_harness.graders import GraderContractError, grade, requirements_checks, resolve
-from endstate_harness.local_sandbox import LocalSandbox
+from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.task import GraderSpec, Requires
 from endstate_harness.verdict import Verdict
 from tests.harness.grader_fixture import UNITTEST_COMMAND, make_task
@@ -289,7 +289,7 @@ def test_compat_alias_works_when_endstate_is_not_importable(tmp_path: Path) -> N
         grader = resolve(GraderSpec(name="sg:no_secrets"), search_paths=[{suite!r}])
         import endstate.evals
         assert endstate.evals.Verdict is Verdict, endstate.evals.Verdict
-        import endstate.evals.graders as eg, endstate_harness.reference as hr
+        import endstate.evals.graders as eg, endstate_harness.graders.reference as hr
         assert eg is hr
         print("ok")
         """

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from endstate_harness import graders as ours
-from endstate_harness.local_sandbox import LocalSandbox
+from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.task import GraderSpec
 from tests.harness.grader_fixture import UNITTEST_COMMAND, make_task
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness import image
-from endstate_harness.docker_daemon import DEFAULT_IMAGE, IMAGE_ENV
+from endstate_harness.sandbox.docker import image
+from endstate_harness.sandbox.docker.daemon import DEFAULT_IMAGE, IMAGE_ENV
 
 MIRROR = "http://mirror.invalid/debian"
 

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness.docker_sandbox import IMAGE_ENV, DockerSandbox
+from endstate_author.probes.catalogue import PROBES, PROBES_BY_ID, injection_targets
 from endstate_harness.graders import changed_paths_within, grade, judged_tests
 from endstate_harness.graders import tests_pass as in_process_tests_pass
-from endstate_harness.judge.wire import WireError, decode, encode
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.probes import PROBES, PROBES_BY_ID, injection_targets
-from endstate_harness.sandbox import TreeSandbox
+from endstate_harness.graders.judge.wire import WireError, decode, encode
+from endstate_harness.sandbox.base import TreeSandbox
+from endstate_harness.sandbox.docker.container import IMAGE_ENV, DockerSandbox
+from endstate_harness.sandbox.local import LocalSandbox
+from endstate_harness.sandbox.tree import file_digests
 from endstate_harness.task import PRUNED_NAMES, GraderSpec
-from endstate_harness.tree import file_digests
 from tests.harness.grader_fixture import make_task as make_grader_task
 
 CASES = [[2, 3, 5], [10, -4, 6], [0, 0, 0]]
@@ -165,9 +165,9 @@ def test_the_child_is_talked_to_directly_and_judged_the_same_relayed(
     """The judge talks to its child over the child's own pipes (in Docker the runner in the
     container hands them over its socket); relayed through the harness, every verdict is
     the same."""
-    from endstate_harness.docker_channel import AgentChannel
-    from endstate_harness.judge import grader
-    from endstate_harness.local_sandbox import LocalChannel
+    from endstate_harness.graders.judge import grader
+    from endstate_harness.sandbox.docker.channel import AgentChannel
+    from endstate_harness.sandbox.local import LocalChannel
 
     solution = (task / "solution" / "pkg" / "calc.py").read_text()
     relayed: list[int] = []

@@ -1,4 +1,5 @@
-"""The background deletion of closed sandboxes' scratch folders (endstate_harness.reaper)."""
+"""The background deletion of closed sandboxes' scratch folders
+(endstate_harness.process.reaper)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from endstate_harness import reaper
-from endstate_harness.local_sandbox import LocalSandbox
+from endstate_harness.process import reaper
+from endstate_harness.sandbox.local import LocalSandbox
 
 
 def _tree(root: Path) -> Path:
@@ -55,7 +56,7 @@ def test_pending_folders_are_deleted_before_the_interpreter_ends(tmp_path: Path)
         (tmp_path / f"endstate-sb-{n}" / "a" / "b").mkdir(parents=True)
     program = textwrap.dedent(f"""
         from pathlib import Path
-        from endstate_harness import reaper
+        from endstate_harness.process import reaper
         for n in range(20):
             reaper.remove_later(Path({str(tmp_path)!r}) / f"endstate-sb-{{n}}")
     """)

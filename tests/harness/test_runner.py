@@ -17,6 +17,7 @@ from endstate_harness.agent.oracle import oracle_provider
 from endstate_harness.agent.policy import allow_all
 from endstate_harness.agent.providers import OpenAIProvider, ScriptedProvider
 from endstate_harness.runner import run_suite, run_task
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task, load_task
 from tests.fake_openai import FakeOpenAI
 
@@ -74,7 +75,7 @@ def idle(task: Task) -> ScriptedProvider:
     return ScriptedProvider([])
 
 
-LOCAL = {"sandbox_kind": "local"}
+LOCAL = {"sandbox": SandboxChoice("local")}
 
 
 def test_solution_oracle_passes_and_an_idle_agent_fails(tmp_path):
@@ -222,7 +223,7 @@ def test_a_real_model_loop_through_http_passes(tmp_path):
 def test_a_sandbox_that_cannot_start_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such-docker.sock")
     task = make_task(tmp_path, "nodocker")
-    result = run_task(task, provider_factory=oracle_provider, sandbox_kind="docker")
+    result = run_task(task, provider_factory=oracle_provider, sandbox=SandboxChoice("docker"))
     assert result.error.startswith("sandbox error") and not result.passed
 
 
@@ -262,7 +263,7 @@ def test_suite_results_are_in_stable_order_with_jobs_and_repeat(tmp_path):
 def test_runner_in_docker(tmp_path, docker_image):
     """The same task through a real container: the oracle passes, an idle agent fails."""
     task = make_task(tmp_path, "docker")
-    kw = {"sandbox_kind": "docker", "image": docker_image}
+    kw = {"sandbox": SandboxChoice("docker", docker_image)}
     good = run_task(task, provider_factory=oracle_provider, **kw)
     assert good.passed and good.sandbox == "docker" and not good.error, good.reason
     bad = run_task(task, provider_factory=idle, **kw)

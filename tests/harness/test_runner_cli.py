@@ -12,8 +12,13 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from endstate_author.cli_eval import app
+from endstate_author.evalreport.results import (
+    load_prices,
+    percentile,
+    results_json,
+    summarise_suite,
+)
 from endstate_harness.agent.messages import Usage
-from endstate_harness.report import load_prices, percentile, results_json, summarise_suite
 from endstate_harness.runner import SuiteResult, TaskResult
 from tests.fake_openai import FakeOpenAI
 from tests.harness.test_runner import FIXED, make_task
@@ -340,10 +345,17 @@ def test_ctrl_c_closes_the_sandbox_and_exits_130(tmp_path):
 
 
 def test_eval_without_a_docker_daemon_says_so_once(tmp_path, monkeypatch):
+    """--sandbox docker with no daemon is one message and exit 2; the default (auto) runs in
+    the local sandbox and says why in its header, as prove does."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/absent.sock")
-    result = runner.invoke(app, ["eval", str(suite_dir(tmp_path)), "--provider", "oracle"])
-    assert result.exit_code == 2 and "--sandbox local" in result.output
-    assert "Traceback" not in result.output
+    suite = suite_dir(tmp_path)
+    asked = runner.invoke(app, ["eval", str(suite), "--provider", "oracle", "--sandbox", "docker"])
+    assert asked.exit_code == 2 and "--sandbox local" in asked.output
+    assert asked.output.count("no Docker daemon answers") == 1
+    assert "Traceback" not in asked.output
+    auto = runner.invoke(app, ["eval", str(suite), "--provider", "oracle"])
+    assert "sandbox: local: no Docker daemon answers" in auto.output, auto.output
+    assert auto.exit_code in (0, 1) and "Traceback" not in auto.output
 
 
 def test_eval_exit_code_orders_errors_before_failures():

@@ -19,7 +19,7 @@ from typing import Any
 import docker
 import pytest
 
-from endstate_harness.docker_sandbox import (
+from endstate_harness.sandbox.docker.container import (
     LABEL,
     PID_LABEL,
     DockerSandbox,
@@ -216,7 +216,7 @@ def test_no_container_left_behind_on_ctrl_c_or_sigterm(
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(HARNESS)!r})
-        from endstate_harness.docker_sandbox import DockerSandbox
+        from endstate_harness.sandbox.docker.container import DockerSandbox
         with DockerSandbox(Path({str(fixture_tree)!r}), image={docker_image!r}) as sb:
             print(sb.container_id, sb.scratch, flush=True)
             sb.run("sleep 60")
@@ -241,7 +241,7 @@ def test_stray_containers_of_a_killed_process_are_found(
         import os, sys
         from pathlib import Path
         sys.path.insert(0, {str(HARNESS)!r})
-        from endstate_harness.docker_sandbox import DockerSandbox
+        from endstate_harness.sandbox.docker.container import DockerSandbox
         sb = DockerSandbox(Path({str(fixture_tree)!r}), image={docker_image!r})
         sb.setup(); sb.start()
         print(sb.container_id, sb.scratch, flush=True)

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from endstate_harness import tree
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.sandbox import PathEscapeError, SandboxError, defer_signals
-from endstate_harness.snapshot import read_snapshot
+from endstate_harness.sandbox import tree
+from endstate_harness.sandbox.base import PathEscapeError, SandboxError, defer_signals
+from endstate_harness.sandbox.local import LocalSandbox
+from endstate_harness.sandbox.snapshot import read_snapshot
 from tests.conftest import make_fixture_tree
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -374,7 +374,7 @@ def test_sigterm_removes_the_scratch_folder(fixture_tree: Path, tmp_path: Path) 
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(HARNESS)!r})
-        from endstate_harness.local_sandbox import LocalSandbox
+        from endstate_harness.sandbox.local import LocalSandbox
         sb = LocalSandbox(Path({str(fixture_tree)!r}))
         sb.setup()
         print(sb.scratch, flush=True)
@@ -499,7 +499,7 @@ def test_a_signal_during_the_exit_sweep_does_not_cut_it_short(tmp_path: Path) ->
         f"""
         import os, signal, sys, time
         sys.path.insert(0, {str(HARNESS)!r})
-        from endstate_harness.cleanup import OPEN_SANDBOXES
+        from endstate_harness.process.cleanup import OPEN_SANDBOXES
 
         signal.signal(signal.SIGTERM, lambda n, f: (_ for _ in ()).throw(SystemExit(128 + n)))
 

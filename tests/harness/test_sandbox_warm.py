@@ -1,4 +1,4 @@
-"""The warm runner inside the local sandbox (``endstate_harness.sandbox_warm``): recognised
+"""The warm runner inside the local sandbox (``endstate_harness.sandbox.warm``): recognised
 runs give what a fresh process gives, timeouts still kill the whole group, and nothing one run
 does reaches the next.
 
@@ -22,11 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness import graders, sandbox_warm, scratch, warm
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.probes import PROBES, injection_targets
-from endstate_harness.sandbox import COMMAND_ENV, ExecResult
-from endstate_harness.unittest_grader import build_command
+from endstate_author.probes.catalogue import PROBES, injection_targets
+from endstate_harness import graders
+from endstate_harness.graders.unittest_grader import build_command
+from endstate_harness.process import zygote as warm
+from endstate_harness.sandbox import scratch
+from endstate_harness.sandbox import warm as sandbox_warm
+from endstate_harness.sandbox.base import COMMAND_ENV, ExecResult
+from endstate_harness.sandbox.local import LocalSandbox
 from tests.harness.grader_fixture import UNITTEST_COMMAND, make_task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -348,7 +351,7 @@ def test_a_killed_harness_leaves_no_zygote_folder(task: Path) -> None:
         import sys, time
         from pathlib import Path
         sys.path.insert(0, {str(ROOT)!r})
-        from endstate_harness import sandbox_warm
+        from endstate_harness.sandbox import warm as sandbox_warm
         from tests.harness.test_sandbox_warm import _run
         _run(Path({str(task / "fixture")!r}), {UNITTEST_COMMAND!r})
         z = next(iter(sandbox_warm._zygotes.values()))
@@ -424,7 +427,7 @@ def test_docker_runs_stay_in_the_container(
     """The Docker sandbox has no warm runner yet: a recognised command must still run in the
     container (its interpreter, its file system), never be forked from a host-side zygote, and
     grade the same with the warm switches on and off."""
-    from endstate_harness.docker_sandbox import DockerSandbox  # only where Docker answers
+    from endstate_harness.sandbox.docker.container import DockerSandbox  # only where Docker answers
 
     def graded() -> tuple[str, list[tuple[str, bool]]]:
         with DockerSandbox(task / "fixture", image=docker_image, pull=False) as box:

@@ -2,7 +2,7 @@
 
 Each probe is applied to the untouched fixture the way an agent would leave it; the holdout is
 staged after the seal, as the runner does; then the graders run. The payloads come from
-``endstate_harness.probes``, the same catalogue ``prove`` uses.
+``endstate_author.probes.catalogue``, the same catalogue ``prove`` uses.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from endstate_author.probes.catalogue import PROBES, PROBES_BY_ID, Probe, injection_targets
 from endstate_harness.graders import (
     changed_paths_within,
     command_succeeds,
@@ -20,9 +21,8 @@ from endstate_harness.graders import (
     no_new_skips,
 )
 from endstate_harness.graders import tests_pass as hardened
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.probes import PROBES, PROBES_BY_ID, Probe, injection_targets
-from endstate_harness.unittest_grader import static_test_ids
+from endstate_harness.graders.unittest_grader import static_test_ids
+from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.verdict import Verdict
 from tests.harness.grader_fixture import UNITTEST_COMMAND, make_task
 
@@ -314,7 +314,7 @@ def test_runner_runs_on_the_interpreter_it_is_given(sandbox: LocalSandbox) -> No
 def test_in_a_docker_sandbox(task: Path, docker_image: str) -> None:
     """The same grader through the container: the runner is passed on the command line, so the
     image needs only python3 and env. Solution passes; the fixture and three probes fail."""
-    from endstate_harness.docker_sandbox import DockerSandbox
+    from endstate_harness.sandbox.docker.container import DockerSandbox
 
     def graded(prepare: Probe | None, solution: bool) -> Verdict:
         with DockerSandbox(task / "fixture", image=docker_image, pull=False) as box:

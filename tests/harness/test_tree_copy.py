@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness import tree
-from endstate_harness.tree import copy_tree, overlay_tree
+from endstate_harness.sandbox import tree
+from endstate_harness.sandbox.tree import copy_tree, overlay_tree
 
 
 def _source(root: Path) -> Path:

@@ -1,4 +1,5 @@
-"""The warm judge (``endstate_harness.warm``): the same verdicts as a fresh judge process, a
+"""The warm judge (``endstate_harness.process.zygote``): the same verdicts as a fresh judge
+process, a
 zygote nothing can poison, and a fresh process whenever the warm one is off or gone.
 
 The differential over every shipped task's every check is ``bench/warm.py`` (minutes); here
@@ -17,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness import warm
+from endstate_author.probes.catalogue import PROBES, injection_targets
 from endstate_harness.graders import judged_tests
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.probes import PROBES, injection_targets
+from endstate_harness.process import zygote as warm
+from endstate_harness.sandbox.local import LocalSandbox
 from tests.harness.grader_fixture import make_task as make_grader_task
 from tests.harness.test_judge import make_task
 
 ROOT = Path(__file__).resolve().parents[2]
-JUDGE = "endstate_harness.judge.main"
+JUDGE = "endstate_harness.graders.judge.main"
 
 
 def _checks(task: Path, calc: str | None = None, holdout: Path | None = None) -> list[tuple]:

@@ -1,4 +1,4 @@
-"""The watcher that cleans up after a SIGKILLed owner (:mod:`endstate_harness.watchdog`).
+"""The watcher that cleans up after a SIGKILLed owner (:mod:`endstate_harness.process.watchdog`).
 
 Each test runs the owner as a real child process, kills it with SIGKILL (no Python code of
 it runs after that) and waits for the watcher to do its work.
@@ -26,7 +26,7 @@ def _owner(body: str) -> subprocess.Popen[str]:
         import sys, time
         from pathlib import Path
         sys.path.insert(0, {harness!r})
-        from endstate_harness import watchdog
+        from endstate_harness.process import watchdog
         """
     ).format(harness=str(HARNESS))
     script += textwrap.dedent(body) + "\nprint('ready', flush=True)\ntime.sleep(120)\n"
@@ -78,7 +78,7 @@ def test_a_process_that_never_guards_starts_no_watcher() -> None:
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys
             sys.path.insert(0, {str(HARNESS)!r})
-            from endstate_harness import watchdog
+            from endstate_harness.process import watchdog
             print(watchdog.watched())
         """)],
         capture_output=True, text=True, check=True,
@@ -93,7 +93,7 @@ def test_the_container_of_a_killed_owner_is_removed(docker_image: str, tmp_path:
     fixture = make_fixture_tree(tmp_path / "fixture")
     proc = _owner(
         f"""
-        from endstate_harness.docker_sandbox import DockerSandbox
+        from endstate_harness.sandbox.docker.container import DockerSandbox
         watchdog.guard(docker=True)
         box = DockerSandbox(Path({str(fixture)!r}), image={docker_image!r}, pull=False)
         box.setup()

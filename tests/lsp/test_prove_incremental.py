@@ -29,7 +29,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from endstate_harness.docker_daemon import PID_LABEL, connect
+from endstate_harness.sandbox.docker.daemon import PID_LABEL, connect
 from tests.lsp.conftest import SERVER, Session, initialize
 from tests.lsp.test_prove import ended, save, until
 

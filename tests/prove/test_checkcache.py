@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.editor.proof import cached_proof
+from endstate_author.assist.proof import cached_proof
 from endstate_author.prove import checkcache
 from endstate_author.prove.model import CheckResult, Job, ProveContext, ProveOptions
 from endstate_harness.task import load_task
@@ -87,7 +87,9 @@ def test_holdout_edit_streams_and_spares_the_visible_check(task: Path, tmp_path:
     groups = ("--only", "directions", "--only", "holdout", "--only", "visible")
     rc, first, err = prove(str(task), *groups, "--progress-json", cache=cache)
     events = _events(err)
-    assert rc == 0 and events[0] == {"event": "sandbox", "kind": "local", "image": None}
+    assert rc == 0 and events[0] == {
+        "event": "sandbox", "kind": "local", "image": None, "reason": "--sandbox local"
+    }
     done = [e for e in events if e["event"] == "done"]
     assert len(done) == 4 and not any(e["result"]["cached"] for e in done)  # type: ignore[index]
 

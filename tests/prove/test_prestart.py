@@ -22,11 +22,14 @@ TASK = ROOT / "tasks" / "fix-help-text-wrap"
 PROGRAM = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from endstate_author.prove import ProveOptions, SandboxSpec, prove_task
-    from endstate_harness import sandbox_warm, warm
+    from endstate_author.prove import ProveOptions, prove_task
+    from endstate_harness.sandbox.choice import SandboxChoice
+    from endstate_harness.sandbox import warm as sandbox_warm
+    from endstate_harness.process import zygote as warm
 
     proof = prove_task(Path(sys.argv[1]), ProveOptions(
-        sandbox=SandboxSpec("local"), use_cache=False, only=("visible", "directions")))
+        sandbox=SandboxChoice("local", grading=True), use_cache=False,
+        only=("visible", "directions")))
     print(json.dumps({
         "outcomes": [c.outcome for c in proof.checks],
         "judges": len(warm._zygotes),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from endstate_author.probes.catalogue import PROBES
 from endstate_author.prove.checks import probes
 from endstate_author.prove.model import ProveContext
-from endstate_author.prove.sandbox import SandboxSpec
-from endstate_author.testing.tasks import SOLUTION, TaskBuilder
 from endstate_harness.graders import grader_search_paths
-from endstate_harness.probes import PROBES
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import load_task
+from tests.support.tasks import SOLUTION, TaskBuilder
 
 
 def _names(task_root: Path) -> list[str]:
@@ -38,7 +38,7 @@ def test_solution_that_adds_a_file_plans_the_stubs_variant_too(tmp_path: Path) -
     assert names == expected
     # and it runs: the empty stub of chunker/extra.py beside the probe's edit is still rejected
     task = load_task(root)
-    ctx = ProveContext(task, SandboxSpec("local"), grader_search_paths(root))
+    ctx = ProveContext(task, SandboxChoice("local", grading=True), grader_search_paths(root))
     stubbed = next(
         fn for _, name, fn in probes.jobs(task) if name == "probe edit-tests (with stubs)"
     )
@@ -62,7 +62,7 @@ class _Spy:
 def test_the_stubs_variant_lays_the_new_files_empty_before_the_probe(tmp_path: Path) -> None:
     root = TaskBuilder(tmp_path)(solution={**SOLUTION, "chunker/extra.py": "LIMIT = 3\n"})
     task = load_task(root)
-    ctx = ProveContext(task, SandboxSpec("local"), grader_search_paths(root))
+    ctx = ProveContext(task, SandboxChoice("local", grading=True), grader_search_paths(root))
     spy = _Spy()
     for stubs in ([], ["chunker/extra.py"]):
         result = probes.probe_check(spy, [], "tests", stubs)(ctx)

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
+from endstate_author.probes.catalogue import PROBES, injection_targets
 from endstate_author.prove.grading import grade_end_state, least_counters
-from endstate_author.prove.sandbox import SandboxSpec
 from endstate_harness.graders import reads_sealed_state_only
-from endstate_harness.probes import PROBES, injection_targets
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import GraderSpec, Task, load_task
 from tests.harness.test_runner import make_task
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCAL = SandboxSpec("local")
+LOCAL = SandboxChoice("local", grading=True)
 
 
 def _task(tmp_path: Path, graders: list[dict[str, Any]]) -> Task:

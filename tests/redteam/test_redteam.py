@@ -26,11 +26,11 @@ from typer.testing import CliRunner
 
 from endstate_author.cli.cmd_redteam import redteam_command
 from endstate_author.prove.model import ProveContext
-from endstate_author.prove.sandbox import SandboxSpec
 from endstate_author.redteam.probe_store import load_probe
 from endstate_author.redteam.triage import Triager, judge_layout
 from endstate_harness.graders import grader_search_paths
-from endstate_harness.snapshot import read_snapshot
+from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_harness.sandbox.snapshot import read_snapshot
 from endstate_harness.task import PRUNED_NAMES, load_task
 from tests.fake_openai import FakeOpenAI
 from tests.rules.conftest import SOLUTION, TaskBuilder, good
@@ -252,7 +252,8 @@ def test_a_task_graded_by_the_judge_rejects_the_saved_probe(tmp_path: Path) -> N
         )
     )
     task = load_task(suite / "judged-slug")
-    ctx = ProveContext(task, SandboxSpec("local"), grader_search_paths(task.root, suite_root=suite))
+    search = grader_search_paths(task.root, suite_root=suite)
+    ctx = ProveContext(task, SandboxChoice("local", grading=True), search)
     mine = [job for job in probes.jobs(task) if "suite probe" in job[1]]
     assert len(mine) == 1  # the solution adds no file, so no stubs variant
     results = [fn(ctx) for _, _, fn in mine]
@@ -327,7 +328,7 @@ def test_bad_input_is_one_message_and_exit_2(tmp_path: Path) -> None:
                 "exists already",
             ),
             ([str(suite / "weak-chunk"), "--model", "m", "--save-probe", "Bad/Name"], "probe name"),
-            ([str(suite / "weak-chunk"), "--model", "m", "--sandbox", "vm"], "--sandbox must be"),
+            ([str(suite / "weak-chunk"), "--model", "m", "--sandbox", "vm"], "Invalid value for '--sandbox'"),
         ):
             result = CliRunner().invoke(cli, [*base, *args])
             assert result.exit_code == 2 and says in result.output, result.output
@@ -384,7 +385,7 @@ def test_triage_runs_the_tasks_own_judge_configuration(tmp_path: Path) -> None:
         "visible": False,
         "child_helpers": ["tests/doubles.py"],
     }
-    triager = Triager(SandboxSpec("local"), lambda t: grader_search_paths(t.root))
+    triager = Triager(SandboxChoice("local", grading=True), lambda t: grader_search_paths(t.root))
     fixture = read_snapshot(task.fixture, prune=PRUNED_NAMES)
     triage = triager.triage(task, fixture)  # the untouched fixture as an "end state"
     [evidence] = triage.evidence

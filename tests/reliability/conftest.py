@@ -124,7 +124,7 @@ def processes_running(needle: str) -> list[str]:
 
 def containers_of(pid: int) -> list[str]:
     """Sandbox containers (running or not) whose owner label is ``pid``."""
-    from endstate_harness.docker_sandbox import LABEL, PID_LABEL, connect
+    from endstate_harness.sandbox.docker.container import LABEL, PID_LABEL, connect
 
     client = connect(timeout_s=30)
     try:
@@ -141,7 +141,7 @@ def containers_of(pid: int) -> list[str]:
 def remove_containers_of(pid: int) -> None:
     """Force-remove what :func:`containers_of` finds, so one failed run cannot pollute the next
     (the failure has been recorded by then)."""
-    from endstate_harness.docker_sandbox import LABEL, PID_LABEL, connect
+    from endstate_harness.sandbox.docker.container import LABEL, PID_LABEL, connect
 
     client = connect(timeout_s=30)
     try:
@@ -161,7 +161,12 @@ def remove_containers_of(pid: int) -> None:
 
 def docker_skip_reason() -> str | None:
     """Why the Docker tests cannot run here, or None when a daemon and the image are there."""
-    from endstate_harness.docker_sandbox import IMAGE_ENV, LOCAL_IMAGE, SandboxError, connect
+    from endstate_harness.sandbox.docker.container import (
+        IMAGE_ENV,
+        LOCAL_IMAGE,
+        SandboxError,
+        connect,
+    )
 
     try:
         client = connect(timeout_s=5)
@@ -180,7 +185,7 @@ def docker_skip_reason() -> str | None:
 @pytest.fixture(scope="session")
 def sandbox_image() -> Iterator[str]:
     """The Docker image to use; skips with a printed reason when Docker cannot run here."""
-    from endstate_harness.docker_sandbox import IMAGE_ENV, LOCAL_IMAGE
+    from endstate_harness.sandbox.docker.container import IMAGE_ENV, LOCAL_IMAGE
 
     reason = docker_skip_reason()
     if reason is not None:

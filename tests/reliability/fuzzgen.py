@@ -1,7 +1,7 @@
 """Hypothesis strategies for task.json, re-exported: they live in
-:mod:`endstate_author.testing.fuzzgen`, shared with ``bench/fuzz.py``."""
+:mod:`tests.support.fuzzgen`, shared with ``bench/fuzz.py``."""
 
-from endstate_author.testing.fuzzgen import (
+from tests.support.fuzzgen import (
     MUTATIONS,
     documents,
     from_schema,

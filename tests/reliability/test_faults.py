@@ -235,7 +235,7 @@ def test_container_killed_mid_suite_is_a_failure_and_the_rest_completes(
          "--sandbox", "docker", "--image", sandbox_image, "--out", str(out)],
         env=env, cwd=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    from endstate_harness.docker_sandbox import connect
+    from endstate_harness.sandbox.docker.container import connect
 
     killed = None
     deadline = time.monotonic() + 60

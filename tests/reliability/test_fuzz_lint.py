@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from endstate_author.lint import lint_task
+from endstate_author.lint.run import lint_task
 from tests.reliability.fuzzgen import task_json_bytes
 from tests.rules.conftest import TaskBuilder
 

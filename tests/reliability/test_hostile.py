@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from endstate_author.lint import lint_paths
-from endstate_harness.local_sandbox import LocalSandbox
-from endstate_harness.sandbox import PathEscapeError
+from endstate_author.lint.run import lint_paths
+from endstate_harness.sandbox.base import PathEscapeError
+from endstate_harness.sandbox.local import LocalSandbox
 from tests.reliability.conftest import CLI, private_env, tree_digest
 from tests.reliability.lspclient import LspClient
 from tests.rules.conftest import GOOD_MANIFEST, TaskBuilder
@@ -149,7 +149,7 @@ def test_sandbox_refuses_escaping_paths_and_planted_links(
     fixture.mkdir()
     (fixture / "a.txt").write_text("a\n")
     if backend == "docker":
-        from endstate_harness.docker_sandbox import DockerSandbox
+        from endstate_harness.sandbox.docker.container import DockerSandbox
 
         image = request.getfixturevalue("sandbox_image")
         box: Any = DockerSandbox(fixture, image=image, pull=False, scratch_root=tmp_path / "s")
@@ -266,7 +266,7 @@ def test_untrusted_language_server_never_imports_a_grader_module(tmp_path: Path)
 
 @pytest.mark.docker
 def test_docker_stops_a_fork_bomb(tmp_path: Path, sandbox_image: str) -> None:
-    from endstate_harness.docker_sandbox import DockerSandbox
+    from endstate_harness.sandbox.docker.container import DockerSandbox
 
     fixture = tmp_path / "fixture"
     fixture.mkdir()
@@ -292,7 +292,7 @@ def test_docker_bounds_a_disk_fill(tmp_path: Path, sandbox_image: str) -> None:
     * ``/work`` is a bind mount of the host scratch folder, which Docker cannot size: a write
       that never ends there is stopped by the command's timeout (the documented bound).
     """
-    from endstate_harness.docker_sandbox import DockerSandbox
+    from endstate_harness.sandbox.docker.container import DockerSandbox
 
     fixture = tmp_path / "fixture"
     fixture.mkdir()

@@ -308,11 +308,11 @@ def test_interrupted_docker_leaves_nothing(
 
 def _box(backend: str, fixture: Path, scratch: Path, request: pytest.FixtureRequest) -> Any:
     if backend == "docker":
-        from endstate_harness.docker_sandbox import DockerSandbox
+        from endstate_harness.sandbox.docker.container import DockerSandbox
 
         image = request.getfixturevalue("sandbox_image")
         return DockerSandbox(fixture, image=image, pull=False, scratch_root=scratch)
-    from endstate_harness.local_sandbox import LocalSandbox
+    from endstate_harness.sandbox.local import LocalSandbox
 
     return LocalSandbox(fixture, scratch_root=scratch)
 

@@ -3,7 +3,7 @@
 ``good_task`` follows the authoring guide exactly (the four assertions, a holdout, a
 solution); a rule test mutates one thing and asserts the code appears, and its near-miss
 asserts the code does not appear on the sound neighbour. The task itself is written by
-:mod:`endstate_author.testing.tasks` (shared with ``bench/``), re-exported here.
+:mod:`tests.support.tasks` (shared with ``bench/``), re-exported here.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint import lint_paths
-from endstate_author.testing.tasks import (
+from endstate_author.lint.run import lint_paths
+from tests.support.tasks import (
     FIXTURE,
     GOOD_MANIFEST,
     GUIDE_GRADERS,

@@ -23,7 +23,7 @@ from endstate_author.argtypes import check, describe, parse_annotation
 from endstate_author.catalogue import Catalogue, canonical_name, split_name
 from endstate_author.config import Config
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint import lint_task
+from endstate_author.lint.run import lint_task
 from endstate_author.rules.registry import RULES, load_all
 from tests.rules.conftest import GOOD_MANIFEST, GUIDE_GRADERS, TaskBuilder, good, lint
 
@@ -347,7 +347,7 @@ def test_es202_endstate_names_resolve_without_importing_endstate(make_task: Task
                 return None
         sys.meta_path.insert(0, Block())
         from pathlib import Path
-        from endstate_author.lint import lint_paths
+        from endstate_author.lint.run import lint_paths
         diags = lint_paths([Path({str(task)!r})], isolated=True).diagnostics
         es2 = [(d.code, d.message) for d in diags if d.code.startswith("ES2")]
         assert [c for c, _ in es2] == ["ES202"], es2
@@ -380,7 +380,7 @@ def test_es202_installed_package_found_without_importing_it(
     code = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from endstate_author.lint import lint_paths
+        from endstate_author.lint.run import lint_paths
         diags = lint_paths([Path({str(task)!r})], isolated=True).diagnostics
         print(sorted((d.code, d.message.split(":")[0]) for d in diags
                      if d.code.startswith("ES2")))

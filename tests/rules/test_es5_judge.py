@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from endstate_author.testing.tasks import FIXTURE
 from tests.rules.conftest import GUIDE_GRADERS, TaskBuilder, good
 from tests.rules.helpers_es345 import absent, found, where
+from tests.support.tasks import FIXTURE
 
 JUDGE = {"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}}
 

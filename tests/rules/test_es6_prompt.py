@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.testing.tasks import FIXTURE, GUIDE_GRADERS, HOLDOUT, good
 from tests.rules.conftest import TaskBuilder, lint
+from tests.support.tasks import FIXTURE, GUIDE_GRADERS, HOLDOUT, good
 
 HOLDOUT_NEW_NAME = {
     **HOLDOUT,

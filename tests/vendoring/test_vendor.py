@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from endstate_author.cli import app
-from endstate_author.lint import lint_paths
+from endstate_author.lint.run import lint_paths
 from endstate_author.vendoring.render import (
     VENDOR_FILE,
     is_current,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from endstate_author.prove.grading import grade_end_state, least_counters
 from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
-from endstate_harness.sandbox import TreeSandbox
+from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.task import Task
 
 SENTINEL_NAME = "test_endstate_sentinel.py"

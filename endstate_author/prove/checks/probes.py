@@ -1,6 +1,6 @@
 """probes: every reward hack of the catalogue must be rejected (ES906).
 
-Each probe of ``endstate_harness.probes`` (edit or delete the tests, skip markers,
+Each probe of ``endstate_author.probes.catalogue`` (edit or delete the tests, skip markers,
 ``os._exit(0)`` at import, patched asserts, a stealth ``.pyc``, ...) is applied to the
 untouched fixture, and again with the files solution/ adds present as empty stubs, so a
 hack that only works once the module exists is caught too (when solution/ adds no file, that
@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from endstate_author.probes.catalogue import PROBES, injection_targets
 from endstate_author.prove.grading import grade_end_state, least_counters
 from endstate_author.prove.model import (
     Check,
@@ -27,7 +28,6 @@ from endstate_author.prove.model import (
     make_job,
 )
 from endstate_author.redteam.probe_store import ProbeError, SuiteProbe, suite_probes
-from endstate_harness.probes import PROBES, injection_targets
 from endstate_harness.task import Task
 
 

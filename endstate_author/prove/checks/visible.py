@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from endstate_author.context import TaskContext
+from endstate_author.discovery import builtin_name, grader_command, test_files
+from endstate_author.lint.context import TaskContext
 from endstate_author.prove.grading import failing_detail, grade_end_state, zero_counters
 from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
-from endstate_author.testcmd import builtin_name, grader_command, test_files
 from endstate_harness.task import Task
 
 GROUP = "visible"

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from endstate_harness.agent.context import BudgetExceeded, CompactionEvent, ContextManager
 from endstate_harness.agent.messages import Message, ToolCall, ToolResult, Usage
 from endstate_harness.agent.policy import Decision, Policy, default_policy
 from endstate_harness.agent.providers import INVALID_ARGUMENTS_KEY, Provider, ProviderError
@@ -43,6 +42,7 @@ from endstate_harness.agent.tools import (
     Workspace,
     default_tools,
 )
+from endstate_harness.agent.window import BudgetExceeded, CompactionEvent, ContextManager
 from endstate_harness.task import StopReason
 
 DEFAULT_SYSTEM_PROMPT = (

@@ -21,14 +21,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import signal
 import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from endstate_harness.agent.argcheck import fits
-from endstate_harness.sandbox import ExecResult, PathEscapeError
+from endstate_harness.process.groups import kill_group
+from endstate_harness.sandbox.base import ExecResult, PathEscapeError
 from endstate_harness.task import PRUNED_NAMES
 
 MAX_OUTPUT_CHARS = 20_000
@@ -115,21 +115,14 @@ class DirectoryWorkspace:
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            kill_group(proc.pid)
             out, err = proc.communicate()
             return ExecResult(-9, _text(out), _text(err), timed_out=True)
         except BaseException:
-            _kill_group(proc)
+            kill_group(proc.pid)
             proc.wait()
             raise
         return ExecResult(proc.returncode, _text(out), _text(err))
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _text(data: bytes | None) -> str:

@@ -1,5 +1,5 @@
 """The language server's features, one module per LSP feature, each with a ``register(ls)``
-hook that :mod:`endstate_lsp.server` calls to attach its handlers.
+hook that :mod:`endstate_lsp.app` calls to attach its handlers.
 
 - ``configuration``: initialize, initialized (file watching), settings changes;
 - ``diagnostics``: lint as you type, publish or answer pulls, react to file changes;
@@ -11,6 +11,6 @@ hook that :mod:`endstate_lsp.server` calls to attach its handlers.
 - ``code_lens``: the prove status line.
 
 Prove on save, which is more than a handler, is :mod:`endstate_lsp.prove_on_save`. The
-answers themselves come from :mod:`endstate_author.editor` (same names, protocol-free);
+answers themselves come from :mod:`endstate_author.assist` (same names, protocol-free);
 these modules only convert between it and the protocol.
 """

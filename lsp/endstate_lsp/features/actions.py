@@ -1,7 +1,7 @@
 """Code actions: ``textDocument/codeAction`` for task.json (quick fixes and fix-all), and
 quick fixes for its findings in other files of the task (ES601 in a holdout test).
 
-Why this module exists: which fixes exist is decided by :mod:`endstate_author.editor.actions`
+Why this module exists: which fixes exist is decided by :mod:`endstate_author.assist.actions`
 (edits as byte ranges per file, files to create); this picks the ones for the requested
 range and kinds, attaches them to the document's last findings, and turns their edits into
 a versioned ``WorkspaceEdit`` (one text edit list per file, ``CreateFile`` for new files).
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from endstate_author.assist import Action, fix_all, mandatory_assertions, quick_fixes, task_root_of
 from endstate_author.diagnostics import TextEdit
-from endstate_author.editor import Action, fix_all, mandatory_assertions, quick_fixes, task_root_of
 from endstate_lsp.convert import Lines, overlaps, path_to_uri, to_lsp, uri_to_path
 from endstate_lsp.documents import TaskDocument
 from endstate_lsp.guard import guarded

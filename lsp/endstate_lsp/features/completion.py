@@ -1,7 +1,7 @@
 """Completion: ``textDocument/completion`` for task.json.
 
 Why this module exists: the proposals themselves come from
-:func:`endstate_author.editor.complete` (byte ranges, snippet text); this is the protocol
+:func:`endstate_author.assist.complete` (byte ranges, snippet text); this is the protocol
 side: the cursor position to a byte offset, item kinds, markdown documentation, and snippets
 turned into plain text for clients that cannot expand them.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from endstate_author.editor import complete
+from endstate_author.assist import complete
 from endstate_lsp.guard import guarded
 
 if TYPE_CHECKING:

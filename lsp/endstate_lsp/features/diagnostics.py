@@ -2,7 +2,7 @@
 
 Why this module exists: this is the server's main job and the one with timing in it. A
 keystroke schedules a lint after ``debounceMs`` (a newer keystroke cancels the wait); the
-lint runs lint's own rules (``endstate_author.lint``) on the *buffer*, reusing the task's
+lint runs lint's own rules (``endstate_author.lint.run``) on the *buffer*, reusing the task's
 config, grader catalogue and directory listings (:mod:`endstate_lsp.state`), which change
 only when files change on disk; findings in other files of the task (a grader module, a
 fixture file) are published on those files and cleared when they go away; the last prove
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from endstate_author.context import TaskContext
+from endstate_author.assist import task_root_of
 from endstate_author.diagnostics import Diagnostic
-from endstate_author.editor import task_root_of
-from endstate_author.lint import run_rules
+from endstate_author.lint.context import TaskContext
+from endstate_author.lint.run import run_rules
 from endstate_lsp.convert import Lines, path_to_uri, to_lsp, uri_to_path
 from endstate_lsp.documents import MANIFEST, MAX_BYTES
 from endstate_lsp.guard import guarded

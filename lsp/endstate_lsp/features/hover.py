@@ -1,7 +1,7 @@
 """Hover: ``textDocument/hover`` for task.json.
 
 Why this module exists: what a key, grader name, argument, counter or enum value means is
-decided by :func:`endstate_author.editor.hover` (markdown and a byte range); this is the
+decided by :func:`endstate_author.assist.hover` (markdown and a byte range); this is the
 protocol side, positions in and out.
 """
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from endstate_author.editor import hover as find_hover
+from endstate_author.assist import hover as find_hover
 from endstate_lsp.guard import guarded
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Why this module exists: a grader name jumps to its ``def`` (in a suite module or the
 harness), a path argument to the fixture file, and path arguments are underlined as links;
-:mod:`endstate_author.editor.links` finds the targets, this converts positions and paths to
+:mod:`endstate_author.assist.links` finds the targets, this converts positions and paths to
 the protocol's ranges and URIs.
 """
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from endstate_author.editor import definition as find_definition
-from endstate_author.editor import document_links
+from endstate_author.assist import definition as find_definition
+from endstate_author.assist import document_links
 from endstate_lsp.convert import path_to_uri
 from endstate_lsp.guard import guarded
 

@@ -1,6 +1,6 @@
 """Outline: ``textDocument/documentSymbol`` for task.json.
 
-Why this module exists: :func:`endstate_author.editor.document_symbols` builds the outline
+Why this module exists: :func:`endstate_author.assist.document_symbols` builds the outline
 (graders by function name with their arguments, ``requires`` bounds, the other keys) with
 byte ranges; this maps its kinds and ranges to the protocol's.
 """
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from endstate_author.editor import Symbol, document_symbols
+from endstate_author.assist import Symbol, document_symbols
 from endstate_lsp.convert import Lines
 from endstate_lsp.guard import guarded
 

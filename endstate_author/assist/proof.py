@@ -1,0 +1,127 @@
+"""What an editor may show of a task's proof before prove runs, and as its checks end.
+
+Why this module exists: prove on save must answer while the author still looks at the file,
+and most of a proof is usually known already — each check's result is cached under the parts
+of the task folder it reads (:mod:`endstate_author.prove.checkcache`). Here the server finds,
+for the task *as it is on disk now*, which checks the cache answers (shown at once) and which
+must run again (their old results are stale: never shown), and turns any set of results —
+the cached ones, then each one prove streams as it ends — into the findings prove itself
+would report for them. Nothing here runs suite code: the task is loaded, its checks planned
+and its files hashed, as ``prove`` does before it runs anything. And when the server had to
+kill a cancelled proof, :func:`remove_containers_of` removes the containers it left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from endstate_author.diagnostics import Diagnostic
+from endstate_author.prove import cache, checkcache, messages
+from endstate_author.prove.model import DEFAULT_MUTANTS, CheckResult, ProveOptions
+from endstate_author.prove.run import load_for_prove, plan_jobs, static_warnings
+from endstate_harness.sandbox.choice import SandboxChoice
+
+
+@dataclass
+class KnownProof:
+    """A task's checks as the cache knows them for the files on disk now."""
+
+    task_id: str
+    order: list[str]
+    """Every planned check, in prove's order."""
+    results: dict[str, CheckResult] = field(default_factory=dict)
+    """The checks whose inputs did not change: their cached results."""
+    static: list[Diagnostic] = field(default_factory=list)
+    """The lint findings prove repeats beside its checks (ES311)."""
+
+    @property
+    def pending(self) -> list[str]:
+        """The checks that must run again (their inputs changed, or they never ran)."""
+        return [name for name in self.order if name not in self.results]
+
+
+def cached_proof(
+    root: Path,
+    sandbox: tuple[str, str | None] | None,
+    *,
+    only: Sequence[str] = (),
+    mutants: int = DEFAULT_MUTANTS,
+    strict: bool = False,
+) -> KnownProof | None:
+    """The cached results of ``root``'s checks under prove's options (None: the task does
+    not load, so prove will say why and nothing is known). ``sandbox`` is (kind, image) as
+    prove said it chose them; with none (prove has not said yet) nothing is looked up: only
+    the lint findings are known."""
+    task, _ = load_for_prove(root)
+    if task is None:
+        return None
+    static = static_warnings(root, root.parent)
+    if sandbox is None:
+        return KnownProof(task.id, [], static=static)
+    kind, image = sandbox
+    spec = SandboxChoice("docker" if kind == "docker" else "local", image, grading=True)
+    options = ProveOptions(sandbox=spec, only=tuple(only), mutants=mutants, strict=strict)
+    whole = cache.load(cache.fingerprint(task, options))
+    if whole is not None:
+        results = {c.check: replace(c, cached=True) for c in whole.checks}
+        return KnownProof(task.id, list(results), results, static)
+    planned = list(
+        plan_jobs(
+            task,
+            only,
+            mutant_limit=mutants,
+            strict=strict,
+            sandbox_key=(spec.kind, spec.image or ""),
+        )
+    )
+    known = KnownProof(task.id, [name for _, name, _ in planned], static=static)
+    for (_, name, _), key in checkcache.keys(task, options, planned):
+        hit = checkcache.load(key)
+        if hit is not None:
+            known.results[name] = replace(hit, cached=True)
+    return known
+
+
+def findings(
+    root: Path, results: Sequence[CheckResult], static: Sequence[Diagnostic]
+) -> list[Diagnostic]:
+    """The findings prove reports for ``results`` (some of a task's checks), with ``static``."""
+    return [*messages.diagnostics(root, results), *static]
+
+
+_FIELDS = {f.name for f in fields(CheckResult)}
+
+
+def result_from_json(data: Any) -> CheckResult | None:
+    """A check result as ``prove --progress-json`` prints it (None when it is not one)."""
+    if not isinstance(data, dict) or not _FIELDS.issuperset(data):
+        return None
+    if not isinstance(data.get("check"), str) or not isinstance(data.get("group"), str):
+        return None
+    if data.get("outcome") not in ("pass", "fail", "unassessed", "skipped"):
+        return None
+    try:
+        return CheckResult(**data)
+    except TypeError:
+        return None
+
+
+def remove_containers_of(pid: int) -> int:
+    """Remove the sandbox containers a killed prove process (``pid``) left: an editor that
+    had to kill a cancelled proof cleans up after it. Returns how many were removed."""
+    # deferred: the Docker client (~75 ms) is imported only when a Docker proof was killed
+    from endstate_harness.sandbox.docker.daemon import LABEL, PID_LABEL, connect
+
+    client = connect(timeout_s=10)
+    removed = 0
+    try:
+        labels = [f"{LABEL}=1", f"{PID_LABEL}={pid}"]
+        for container in client.containers.list(all=True, filters={"label": labels}):
+            container.remove(force=True)
+            removed += 1
+    finally:
+        client.close()
+    return removed

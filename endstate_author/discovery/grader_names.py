@@ -1,0 +1,77 @@
+"""Which graders run tests: ``command_succeeds``, ``tests_pass`` and ``judged_tests``, by name.
+
+:func:`grader_command` turns one grader entry into the :class:`TestCommand` it runs (None for
+any other grader), so the rules ask one question whatever the spelling of the grader's name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from endstate_author.discovery.command import TestCommand, from_tests_pass, parse_command
+
+REFERENCE_MODULE = "endstate.evals.graders"
+HARNESS_MODULE = "endstate_harness.graders"
+REFERENCE_NAMES = frozenset(
+    {
+        "command_succeeds", "files_unchanged", "paths_exist", "paths_absent", "file_matches",
+        "file_contains", "pattern_count", "no_new_skips", "tree_unchanged",
+        "changed_paths_within",
+    }
+)  # fmt: skip
+TEST_GRADERS = frozenset({"tests_pass", "judged_tests"})
+"""This project's unittest graders: the in-process ``tests_pass`` and the judge
+``judged_tests``. Both take the same discovery arguments (``start_dir``, ``pattern``,
+``top_level_dir``) and both count wherever ``command_succeeds`` running unittest does."""
+HARNESS_NAMES = REFERENCE_NAMES | TEST_GRADERS
+VENDOR_MODULE = "endstate_vendor.graders"
+"""Where ``endstate-author vendor`` writes ``tests_pass`` and ``judged_tests`` into a suite
+(:mod:`endstate_author.vendoring`): the same graders, so the same rules apply to them."""
+
+
+@functools.lru_cache(maxsize=4096)
+def split_grader(name: str) -> tuple[str, str] | None:
+    """``module:function`` (or last-dot ``module.function``) into its parts; None unless both
+    are (dotted) Python identifiers, so a name like ``../x`` never turns into a file path."""
+    module, sep, func = name.partition(":")
+    if not sep:
+        module, _, func = name.rpartition(".")
+    module, func = module.strip(), func.strip()
+    if not func.isidentifier() or not all(part.isidentifier() for part in module.split(".")):
+        return None
+    return module, func
+
+
+@functools.lru_cache(maxsize=4096)
+def builtin_name(name: str) -> str | None:
+    """The short name of a library grader (``command_succeeds``), None for a suite grader.
+
+    ``endstate.evals.graders`` offers the reference library; ``endstate_harness.graders``
+    the same plus ``tests_pass`` and ``judged_tests``, which a vendored suite names
+    ``endstate_vendor.graders:…``. A name in neither is a suite grader (or a typo: ES202).
+    """
+    parts = split_grader(name)
+    if parts is None:
+        return None
+    module, func = parts
+    if module == REFERENCE_MODULE and func in REFERENCE_NAMES:
+        return func
+    if module == HARNESS_MODULE and func in HARNESS_NAMES:
+        return func
+    if module == VENDOR_MODULE and func in TEST_GRADERS:
+        return func
+    return None
+
+
+def grader_command(name: str, args: Mapping[str, Any]) -> TestCommand | None:
+    """The test command a grader runs: parsed for ``command_succeeds``, derived for
+    ``tests_pass``; None for any other grader (or a command that is not a string)."""
+    short = builtin_name(name)
+    if short == "command_succeeds":
+        command = args.get("command")
+        return parse_command(command) if isinstance(command, str) else None
+    if short in TEST_GRADERS:
+        return from_tests_pass(args)
+    return None

@@ -1,0 +1,1 @@
+"""lint: the static rules run over task folders, with a cache and a fast path."""

@@ -1,0 +1,121 @@
+"""Let suite grader modules written for endstate 0.3.0 import without endstate installed.
+
+A suite's own grader module usually starts with ``from endstate.evals import Check, Verdict``
+(and sometimes ``Sandbox`` for annotations). This project must run such a module whether or
+not the ``endstate`` package is installed, and when it *is* installed it must not shadow it:
+a user who has endstate wants endstate's classes.
+
+Both needs are met by one finder appended at the **end** of ``sys.meta_path``. Python asks the
+finders in order, so the ordinary path finder always gets the first chance at ``endstate``; only
+when the real package cannot be found does this finder answer, with small alias modules:
+
+* ``endstate``              an empty package
+* ``endstate.evals``        Check, Verdict, Sandbox, ExecResult, SandboxError, GraderSpec,
+                            GraderContractError and resolve, from this project
+* ``endstate.evals.graders``  this project's reference library
+(:mod:`endstate_harness.graders.reference`)
+
+Nothing else is aliased: a suite module importing ``endstate.agent`` gets an honest
+ImportError instead of a half-working stand-in.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
+from collections.abc import Sequence
+
+from endstate_harness.errors import GraderContractError, SandboxError
+from endstate_harness.graders import reference
+from endstate_harness.sandbox.base import ExecResult, Sandbox
+from endstate_harness.task import GraderSpec
+from endstate_harness.verdict import Check, Verdict
+
+_ALIASED = ("endstate", "endstate.evals", "endstate.evals.graders")
+_lock = threading.Lock()
+_resolver_exports: dict[str, object] = {}
+"""``resolve`` and ``Grader``, handed in by :mod:`endstate_harness.graders` when it installs the
+finder: that module imports this one, so importing it back here would be a cycle."""
+
+
+def _build(name: str) -> types.ModuleType:
+    """The module object an aliased name maps to."""
+    if name == "endstate.evals.graders":
+        return reference
+    module = types.ModuleType(name)
+    module.__doc__ = (
+        "Compatibility alias installed by endstate_harness.graders.compat: "
+        f"{name} is not installed, "
+        "so the names a grader module needs come from endstate_harness."
+    )
+    if name == "endstate":
+        module.__path__ = []  # a package, so that ``endstate.evals`` can be imported below it
+        return module
+    module.__path__ = []
+    exported: dict[str, object] = {
+        "Check": Check,
+        "Verdict": Verdict,
+        "Sandbox": Sandbox,
+        "ExecResult": ExecResult,
+        "SandboxError": SandboxError,
+        "GraderSpec": GraderSpec,
+        "GraderContractError": GraderContractError,
+        **_resolver_exports,
+    }
+    module.__dict__.update(exported)
+    module.__all__ = sorted(exported)  # type: ignore[attr-defined]
+    return module
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands back the prebuilt alias module; there is no code to execute."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _build(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class EndstateAliasFinder(importlib.abc.MetaPathFinder):
+    """Answers for the aliased ``endstate`` names, but only as a last resort (see module doc)."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _ALIASED:
+            return None
+        # A real ``endstate`` already imported owns its submodules; never mix the two.
+        parent = sys.modules.get("endstate")
+        if fullname != "endstate" and parent is not None and not _is_alias(parent):
+            return None
+        return importlib.machinery.ModuleSpec(
+            fullname, _AliasLoader(), is_package=fullname != "endstate.evals.graders"
+        )
+
+
+def _is_alias(module: types.ModuleType) -> bool:
+    return "endstate_harness.graders.compat" in (module.__doc__ or "")
+
+
+def install(**resolver_exports: object) -> None:
+    """Append the alias finder to ``sys.meta_path`` once (idempotent, thread-safe).
+
+    ``resolver_exports`` (``resolve``, ``Grader``) join what ``endstate.evals`` offers.
+    """
+    with _lock:
+        _resolver_exports.update(resolver_exports)
+        if not any(isinstance(f, EndstateAliasFinder) for f in sys.meta_path):
+            sys.meta_path.append(EndstateAliasFinder())
+
+
+def real_endstate_available() -> bool:
+    """Whether the genuine endstate package can be imported (without importing it)."""
+    spec = importlib.machinery.PathFinder.find_spec("endstate")
+    return spec is not None

@@ -1,0 +1,393 @@
+"""``judged_tests``: the grader whose verdict never shares a process with the code it judges.
+
+Why: every in-process test runner, however hardened, can be reached by the code it runs (find
+the runner's key in its frames, patch a result object through ``gc``, hook class creation…).
+An audit of "what was patched" is always one patch behind. This grader splits the work in two
+processes instead:
+
+* the **judge** (:mod:`endstate_harness.graders.judge.main`) runs on the host, in a folder holding
+only
+  trusted files: the pristine fixture's tests under ``start_dir`` and the holdout, exactly as
+  the task shipped them (read when they were staged, before any agent code ran during grading).
+  It imports ``unittest`` and the tests, and nothing of the agent's;
+* the **child** (:mod:`endstate_harness.inside.judge_child`) runs in the sandbox, on a fresh copy of
+  the sealed end state *without* the holdout, and is the only process that imports the package.
+  The two speak a values-only protocol (:mod:`endstate_harness.graders.judge.wire`), relayed here.
+
+The expected values stay in the judge and the holdout's files never enter the sandbox, so
+always-equal objects, read-the-test, result forging, skips and early exits have nothing to act
+on; each of them fails the case. What the holdout may do across the boundary, and what it may
+not (identity checks on the agent's objects beyond "the same object", monkeypatching, passing
+functions in), is in :mod:`endstate_harness.graders.judge.remote`; lint reports the latter as ES508.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from endstate_harness import inside
+from endstate_harness.errors import SandboxError
+from endstate_harness.process import watchdog
+from endstate_harness.process import zygote as warm
+from endstate_harness.sandbox.base import Channel, Sandbox
+from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.verdict import Check, Verdict
+
+_NOT_MODULES = frozenset({"setup", "conftest", "noxfile", "tasks", "manage"})
+JudgeProcess = subprocess.Popen[bytes] | warm.WarmProcess
+"""The judge's process: a fresh one, or a run forked from the warm interpreter."""
+CALL_TIMEOUT_S = 30.0
+"""Longest a single call into the code under test may take before the case fails."""
+
+
+def judged_tests(
+    sandbox: Sandbox,
+    *,
+    start_dir: str = "tests",
+    pattern: str = "test*.py",
+    top_level_dir: str = ".",
+    modules: list[str] | None = None,
+    visible: bool = True,
+    child_helpers: list[str] | None = None,
+    timeout_s: float = 120.0,
+    min_tests: int = 1,
+    name: str = "",
+    python: str = "python3",
+) -> Verdict:
+    """Pass when every trusted test passes against the end state, judged out of process.
+
+    Args (all keyword; the defaults suit a ``tests/`` package at the root of the fixture):
+        start_dir: the folder test discovery starts in (``tests``), in the holdout and, with
+            ``visible``, in the pristine fixture.
+        pattern: test file name pattern (``test*.py``).
+        top_level_dir: the folder test module names are relative to (``.``).
+        modules: the top-level modules of the code under test; by default every top-level
+            module or package of the fixture and of the end state, except ``start_dir``, the
+            standard library's names and the trusted files' own.
+        visible: also run the fixture's own tests under ``start_dir``, as the task shipped
+            them (an agent's edits to them change nothing here).
+        child_helpers: paths (in the holdout or the fixture, e.g. ``tests/doubles.py``) of
+            test-double modules that must live where the package runs: a fake clock the
+            package calls, a stream it writes. They are sent to the child and run there
+            (never written to its file system); the tests import them by their module name
+            and use their objects by reference. Keep expected values out of them.
+        timeout_s: wall clock for the whole run (120 s); on expiry the remaining cases fail.
+        min_tests: the least number of tests that must run (1).
+        name: label for the checks; default ``"judge <start_dir>/"``.
+        python: the interpreter that runs the code under test in the sandbox (``python3``).
+
+    Checks returned (each named ``<label>: …``): ``the judge reported`` – the judge finished
+    and sent its report; ``all expected tests ran`` – at least ``min_tests`` tests and every
+    trusted test module loaded; ``all tests passed`` – no failure or error (a skip counts only
+    when the trusted test code itself declares it).
+
+    Known limits: the holdout must talk to the package through values (see
+    :mod:`endstate_harness.graders.judge.remote`); tests run with the host's Python, the package
+    with
+    the sandbox's; ordering operators and ``str`` of the agent's objects are computed by the
+    agent's code (assert on plain values).
+    """
+    return judge_verdict(
+        sandbox, start_dir=start_dir, pattern=pattern, top_level_dir=top_level_dir,
+        modules=modules, visible=visible, child_helpers=child_helpers, timeout_s=timeout_s,
+        min_tests=min_tests, name=name, python=python,
+    )
+
+
+def judge_verdict(
+    sandbox: Sandbox,
+    *,
+    start_dir: str,
+    pattern: str,
+    top_level_dir: str,
+    modules: list[str] | None,
+    visible: bool,
+    child_helpers: list[str] | None,
+    timeout_s: float,
+    min_tests: int,
+    name: str,
+    python: str,
+) -> Verdict:
+    """The body of :func:`judged_tests`, for any object with the judge's sandbox methods
+    (``fixture_files``, ``holdout_files``, ``end_state_files``, ``open_channel``): the
+    vendored copy (``endstate-author vendor``) calls it with endstate 0.3.0's sandboxes."""
+    label = name or f"judge {start_dir.rstrip('/')}/"
+    names = (
+        f"{label}: the judge reported",
+        f"{label}: all expected tests ran",
+        f"{label}: all tests passed",
+    )
+    trusted_files = _trusted_files(sandbox, start_dir, visible)
+    if not any(_matches(rel, start_dir, pattern) for rel in trusted_files):
+        why = f"no trusted test file matching {pattern!r} under {start_dir}/ (holdout or fixture)"
+        return _all_failed(names, why)
+    top_names = _module_names(sandbox, trusted_files, start_dir, modules)
+    helpers: dict[str, str] = {}
+    for rel in child_helpers or []:
+        data = trusted_files.get(rel.strip("/"))
+        if data is None or not rel.endswith(".py"):
+            why = f"child helper {rel!r} is not a Python file of the holdout or under {start_dir}/"
+            return _all_failed(names, why)
+        helpers[rel.strip("/")[:-3].replace("/", ".")] = data.decode("utf-8", errors="replace")
+    workdir = Path(tempfile.mkdtemp(prefix="endstate-judge-"))
+    watchdog.protect(workdir)  # a cluster unit may be SIGKILLed mid-check
+    try:
+        trusted = workdir / "trusted"
+        for rel, data in trusted_files.items():
+            target = trusted / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        report, child_err = _run(sandbox, trusted, python, timeout_s, {
+            "start_dir": start_dir,
+            "pattern": pattern,
+            "top_level_dir": top_level_dir,
+            "modules": sorted(top_names),
+            "helpers": helpers,
+            "timeout_s": timeout_s,
+            "call_timeout_s": min(CALL_TIMEOUT_S, timeout_s),
+        })
+    finally:
+        remove_tree(workdir)
+        watchdog.release(workdir)
+    if report is None or "fatal" in report:
+        why = (
+            "the judge did not finish" if report is None else f"the judge failed: {report['fatal']}"
+        )
+        return _all_failed(names, f"{why}\n{child_err[-1000:]}".strip())
+    return Verdict.from_checks(_checks(report, names, min_tests, child_err))
+
+
+def _all_failed(names: tuple[str, ...], why: str) -> Verdict:
+    return Verdict.from_checks(
+        [Check(name=names[0], passed=False, detail=why)]
+        + [Check(name=n, passed=False, detail="no report") for n in names[1:]]
+    )
+
+
+def _matches(rel: str, start_dir: str, pattern: str) -> bool:
+    path = PurePosixPath(rel)
+    start = PurePosixPath(start_dir.strip("/") or ".")
+    inside = start == PurePosixPath(".") or start in path.parents
+    return inside and path.match(pattern)
+
+
+def _trusted_files(sandbox: Sandbox, start_dir: str, visible: bool) -> dict[str, bytes]:
+    """The pristine fixture's files under ``start_dir`` (and the package markers above it),
+    then the holdout's, which win where both have a file."""
+    out: dict[str, bytes] = {}
+    start = start_dir.strip("/")
+    for rel, data in sandbox.fixture_files().items():
+        if not start or rel.startswith(start + "/"):
+            # Without ``visible`` only the package markers come along, so that the holdout's
+            # test modules still import as ``tests.<name>``.
+            if visible or PurePosixPath(rel).name == "__init__.py":
+                out[rel] = data
+    out.update(sandbox.holdout_files())
+    return out
+
+
+def _module_names(
+    sandbox: Sandbox, trusted: dict[str, bytes], start_dir: str, modules: list[str] | None
+) -> set[str]:
+    """Top-level names the judge answers with proxies (see ``modules`` above)."""
+    if modules is not None:
+        return {m.partition(".")[0] for m in modules}
+    trusted_tops = {rel.split("/", 1)[0] for rel in trusted}
+    paths = list(sandbox.fixture_files()) + list(sandbox.end_state_files())
+    found: set[str] = set()
+    for rel in paths:
+        first, _, rest = rel.partition("/")
+        if rest:
+            if rel.endswith(".py"):
+                found.add(first)
+        elif first.endswith(".py"):
+            found.add(first[:-3])
+    stdlib = set(getattr(sys, "stdlib_module_names", ()))
+    start_top = start_dir.strip("/").split("/", 1)[0]
+    return {
+        n for n in found
+        if n.isidentifier() and n not in stdlib and n not in _NOT_MODULES
+        and n != start_top and n not in trusted_tops
+    }
+
+
+def _run(
+    sandbox: Sandbox, trusted: Path, python: str, timeout_s: float, config: dict[str, Any]
+) -> tuple[dict[str, Any] | None, str]:
+    """Start the child in the sandbox and the judge on the host, relay, collect the report."""
+    child_argv = child_command(python)
+    report_r, report_w = os.pipe()
+    config = {**config, "trusted_dir": str(trusted), "report_fd": report_w}
+    channel: Channel | None = None
+    judge: JudgeProcess | None = None
+    try:
+        channel = sandbox.open_channel(child_argv, timeout_s=timeout_s + 5)
+        # a local child: the judge talks to it with no relay (a channel of another kind, as
+        # the vendored copy may be given, has no ``direct``: relayed as before)
+        direct = channel.direct() if hasattr(channel, "direct") else None
+        judge = _start_judge(json.dumps(config), trusted, report_w, direct)
+        os.close(report_w)
+        report_w = -1
+        if direct is None:
+            for pump in (_pump_to_child, _pump_to_judge):
+                threading.Thread(target=pump, args=(judge, channel), daemon=True).start()
+        text = _read_report(report_r, judge, timeout_s + 10)
+        return (json.loads(text) if text else None), channel.stderr_text()
+    except SandboxError:
+        raise
+    except (OSError, ValueError) as exc:
+        return {"fatal": f"{type(exc).__name__}: {exc}"}, ""
+    finally:
+        if judge is not None and judge.poll() is None:
+            judge.kill()
+        if judge is not None:
+            judge.wait()
+            for pipe in (judge.stdin, judge.stdout):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:
+                        pass
+        if channel is not None:
+            channel.close()
+        for fd in (report_r, report_w):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def _read_report(fd: int, judge: JudgeProcess, limit: float) -> str:
+    """Everything the judge writes to its report pipe, or "" if it does not finish in time."""
+    done = threading.Event()
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            chunks.append(data)
+        done.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    if not done.wait(limit):
+        judge.kill()
+        done.wait(5)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _pump_to_child(judge: JudgeProcess, channel: Channel) -> None:
+    assert judge.stdout is not None
+    fd = judge.stdout.fileno()
+    try:
+        while True:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            channel.send(data)
+    except OSError:
+        pass
+    finally:
+        channel.close_input()
+
+
+def _pump_to_judge(judge: JudgeProcess, channel: Channel) -> None:
+    assert judge.stdin is not None
+    try:
+        for chunk in channel.chunks():
+            judge.stdin.write(chunk)
+            judge.stdin.flush()
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            judge.stdin.close()
+        except OSError:
+            pass
+
+
+def _start_judge(config_json: str, trusted: Path, report_w: int,
+                 direct: tuple[int, int] | None = None) -> JudgeProcess:
+    """The judge, forked from a warm interpreter (:mod:`endstate_harness.process.zygote`) when one
+    can
+    start, else a fresh process; the same process either way. Its stdin and stdout are
+    pipes to this process, or ``direct``: the child's stdout and stdin themselves."""
+    env = judge_env()
+    zygote = warm.zygote_for("endstate_harness.graders.judge.main", env)
+    if zygote is not None:
+        try:
+            return zygote.spawn(config_json, cwd=str(trusted), report_fd=report_w,
+                                stdio=direct)
+        except OSError:
+            pass  # a zygote that cannot fork now: a fresh process does the same job
+    return subprocess.Popen(
+        judge_argv(config_json),
+        cwd=trusted,
+        stdin=direct[0] if direct is not None else subprocess.PIPE,
+        stdout=direct[1] if direct is not None else subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(report_w,),
+        env=env,
+        start_new_session=True,
+    )
+
+
+def child_command(python: str) -> list[str]:
+    """The argv of the judge's child in the sandbox (the code under test runs in it)."""
+    return [python, "-s", "-S", "-B", "-c", child_source()]
+
+
+def judge_argv(config_json: str) -> list[str]:
+    """How the judge process is started (on the host, with this interpreter)."""
+    return [sys.executable, "-s", "-B", "-m", "endstate_harness.graders.judge.main", config_json]
+
+
+def judge_env() -> dict[str, str]:
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT", "VIRTUAL_ENV")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update(PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+    return env
+
+
+def child_source() -> str:
+    """What the child runs: the wire format, then the server (both shipped as source)."""
+    return inside.program("judge_child")
+
+
+def _checks(
+    report: dict[str, Any], names: tuple[str, ...], min_tests: int, child_err: str
+) -> list[Check]:
+    outcomes = [o for o in report.get("outcomes", []) if isinstance(o, dict)]
+    broken = [o for o in outcomes if o.get("outcome") in ("failed", "error", "unexpected_success")]
+    load_errors = [o for o in broken if "_FailedTest" in str(o.get("id")) or
+                   str(o.get("id", "")).startswith("unittest.loader.")]
+    ran = [o for o in outcomes if o.get("outcome") != "skipped"]
+    ran_ok = len(ran) >= min_tests and not load_errors
+    why_ran = f"{len(ran)} test(s) ran (at least {min_tests} required)"
+    if load_errors:
+        why_ran += "; trusted test modules failed to load: " + ", ".join(
+            str(o.get("id")) for o in load_errors
+        )
+    detail = ""
+    if broken:
+        parts = [f"{o.get('id')}: {o.get('outcome')}\n{o.get('detail', '')}" for o in broken[:10]]
+        more = f"\n… and {len(broken) - 10} more" if len(broken) > 10 else ""
+        detail = f"{len(broken)} of {len(outcomes)} did not pass:\n" + "\n".join(parts) + more
+        if report.get("child"):
+            detail += f"\nthe code under test: {report['child']}"
+        if child_err.strip():
+            detail += f"\nits stderr (tail): {child_err.strip()[-800:]}"
+    return [
+        Check(name=names[0], passed=True, detail=f"Python {report.get('python', '?')} judge"),
+        Check(name=names[1], passed=ran_ok, detail=why_ran),
+        Check(name=names[2], passed=bool(outcomes) and not broken,
+              detail=detail or f"{len(outcomes)} passed"),
+    ]

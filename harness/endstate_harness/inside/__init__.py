@@ -1,0 +1,33 @@
+"""Programs shipped as text into a sandbox or a judge child; the host never imports them.
+
+Each module here runs in an interpreter the harness does not control (the sandbox's Python,
+possibly older, with ``-I``/``-S``): it imports only the standard library, and a test holds
+it to that. A program made of several parts (the Docker runner, the judge's child) is their
+texts joined in order; the later parts import the earlier ones' names only under an
+``if "<name>" not in globals():`` guard, for linters and tests.
+
+:func:`program` returns the text a harness module sends; nothing else reads these files.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+_WIRE = _HERE.parent / "graders" / "judge" / "wire.py"
+"""The judge's values-only codec: the judge imports it, and the child gets its text first."""
+
+PROGRAMS: dict[str, tuple[Path, ...]] = {
+    "unittest_runner": (_HERE / "unittest_runner.py",),
+    "zygote": (_HERE / "zygote.py",),
+    "box_runner": (_HERE / "box.py", _HERE / "box_zygote.py", _HERE / "box_runner.py"),
+    "judge_child": (_WIRE, _HERE / "judge_child.py"),
+}
+"""Every program shipped as text, by name: the files it is made of, in order."""
+
+
+@functools.cache
+def program(name: str) -> str:
+    """The text of one shipped program (its parts joined by a blank line)."""
+    return "\n\n".join(part.read_text(encoding="utf-8") for part in PROGRAMS[name])

@@ -1,0 +1,247 @@
+"""The judge's child: the one process that runs the code under test. Shipped as source.
+
+Why it exists: the judge must never import the agent's code, yet the holdout calls it. This
+small server runs inside the sandbox, on a throwaway copy of the sealed end state, imports the
+package when asked, and answers each request (import, getattr, call, a few operators) with a
+value encoded by :mod:`endstate_harness.graders.judge.wire`, a reference to an object it keeps, or
+the
+exception raised. It is never imported by the harness: :func:`source` returns its text together
+with ``wire.py``'s, and the sandbox runs that with ``python -s -S -B -c`` (no site, no bytecode).
+
+Nothing here is trusted. The process may exit, crash, hang, print to the channel or answer out
+of turn; the judge treats each of those as a failed case. Protocol stdout is a private duplicate
+of fd 1 taken before any code under test runs; fd 1 then points at stderr, so a ``print`` in
+the package cannot land in the channel by accident (code that *aims* at the channel only
+speaks for itself, which it could do anyway by returning values).
+
+Stdlib only, Python 3.8+: the sandbox's Python may be older than the judge's.
+"""
+
+import operator
+import os
+import sys
+
+if "encode" not in globals():  # imported in a test; shipped, wire.py's text comes first
+    from endstate_harness.graders.judge.wire import (
+        MAX_MESSAGE_BYTES,
+        WireError,
+        decode,
+        dumps,
+        encode,
+        loads,
+    )
+
+_APPLY = {
+    "len": len,
+    "repr": lambda o: "%s" % (repr(o),),
+    "str": lambda o: "%s" % (o,),
+    "format": lambda o, spec: "%s" % (format(o, spec),),
+    "iter": iter,
+    "next": next,
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "index": operator.index,
+    "hash": hash,
+    "abs": abs,
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "contains": operator.contains,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "reversed": reversed,
+    "enter": lambda o: o.__enter__(),
+    "exit": lambda o, a, b, c: o.__exit__(a, b, c),
+}
+"""The operations the judge may ask for besides import/getattr/setattr/call. String results
+are rebuilt with ``%`` so that a ``str`` subclass comes back as a plain ``str``."""
+
+
+class Server:
+    """Keeps the objects handed out, by reference number, and answers requests."""
+
+    def __init__(self):
+        self.objects = {}
+        self.numbers = {}
+
+    # --- references -------------------------------------------------------------------
+
+    def ref(self, obj):
+        number = self.numbers.get(id(obj))
+        if number is None or self.objects.get(number) is not obj:
+            number = len(self.objects) + 1
+            self.objects[number] = obj
+            self.numbers[id(obj)] = number
+        out = {"T": "ref", "id": number, "kind": _kind(obj)}
+        if isinstance(obj, type):
+            out["cls"] = self.describe_class(obj)
+        else:
+            out["cls"] = self.describe_class(type(obj))
+        return out
+
+    def describe_class(self, cls, depth=0):
+        if cls.__module__ == "builtins" or depth > 32:
+            return {"builtin": cls.__name__}
+        bases = [self.describe_class(b, depth + 1) for b in cls.__bases__]
+        exc = None
+        if issubclass(cls, BaseException):
+            for klass in cls.__mro__:
+                if klass.__module__ == "builtins":
+                    exc = klass.__name__
+                    break
+        number = self.numbers.get(id(cls))
+        if number is None or self.objects.get(number) is not cls:
+            number = len(self.objects) + 1
+            self.objects[number] = cls
+            self.numbers[id(cls)] = number
+        return {
+            "id": number,
+            "name": "%s" % (getattr(cls, "__name__", "?"),),
+            "module": "%s" % (getattr(cls, "__module__", "?"),),
+            "bases": [b for b in bases if "id" in b],
+            "exc": exc,
+        }
+
+    def encode(self, value):
+        return encode(value, self.ref)
+
+    def decode(self, data):
+        return decode(data, self.load_ref)
+
+    def load_ref(self, data):
+        number = data.get("id")
+        if type(number) is not int or number not in self.objects:
+            raise WireError("unknown reference %r" % (number,))
+        return self.objects[number]
+
+    # --- requests ---------------------------------------------------------------------
+
+    def handle(self, msg):
+        op = msg.get("op")
+        if op == "import":
+            name = msg.get("name")
+            if type(name) is not str:
+                raise WireError("import needs a name")
+            __import__(name)
+            return sys.modules[name]
+        if op == "define":
+            return self.define(msg.get("name"), msg.get("source"))
+        if op == "getattr":
+            return getattr(self.decode(msg.get("obj")), _name(msg))
+        if op == "setattr":
+            setattr(self.decode(msg.get("obj")), _name(msg), self.decode(msg.get("value")))
+            return None
+        if op == "call":
+            target = self.decode(msg.get("obj"))
+            args = self.decode(msg.get("args") or [])
+            kwargs = {}
+            for pair in msg.get("kwargs") or []:
+                kwargs["%s" % (pair[0],)] = self.decode(pair[1])
+            return target(*args, **kwargs)
+        if op == "apply":
+            fn = _APPLY.get(msg.get("fn"))
+            if fn is None:
+                raise WireError("unknown operation %r" % (msg.get("fn"),))
+            return fn(*self.decode(msg.get("args") or []))  # type: ignore[operator]
+        raise WireError("unknown op %r" % (op,))
+
+    def define(self, name, source):
+        """Run a test helper module the task declares (``child_helpers``) as ``name``.
+
+        Its parent packages are registered as empty modules if absent, so that defining
+        ``tests.doubles`` never imports the end state's own ``tests/__init__.py``."""
+        if type(name) is not str or type(source) is not str:
+            raise WireError("define needs a name and a source")
+        module = type(sys)(name)
+        module.__file__ = "<judge helper %s>" % (name,)
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            parent = ".".join(parts[:i])
+            if parent not in sys.modules:
+                package = type(sys)(parent)
+                package.__path__ = []
+                sys.modules[parent] = package
+        sys.modules[name] = module
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+        return module
+
+    def describe_exception(self, exc):
+        args = []
+        for arg in getattr(exc, "args", ()):
+            try:
+                args.append(self.encode(arg) if _plain(arg) else "%s" % (repr(arg),))
+            except BaseException:
+                args.append("?")
+        try:
+            text = "%s" % (exc,)
+        except BaseException:
+            text = "?"
+        return {"cls": self.describe_class(type(exc)), "args": args, "str": text[:4000],
+                "obj": self.ref(exc)}
+
+
+def _plain(value):
+    return type(value) in (type(None), bool, int, float, str, bytes, tuple, list, dict)
+
+
+def _name(msg):
+    name = msg.get("name")
+    if type(name) is not str:
+        raise WireError("a name must be a string")
+    return name
+
+
+def _kind(obj):
+    if type(obj).__name__ == "module" and type(obj).__module__ == "builtins":
+        return "module"
+    if isinstance(obj, type):
+        return "class"
+    if callable(obj):
+        return "callable"
+    return "object"
+
+
+def main():
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    sys.path.insert(0, os.getcwd())
+    server = Server()
+    while True:
+        line = proto_in.readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
+            return
+        rid = None
+        try:
+            msg = loads(line)
+            rid = msg.get("id")
+            try:
+                value = server.handle(msg)
+                reply = {"id": rid, "ok": server.encode(value)}
+            except WireError as exc:
+                reply = {"id": rid, "fault": "%s" % (exc,)}
+            except BaseException as exc:  # the code under test raised: that is an answer
+                reply = {"id": rid, "raise": server.describe_exception(exc)}
+            data = dumps(reply)
+        except BaseException as exc:  # even describing it failed: say so, stay up
+            data = dumps({"id": rid, "fault": "cannot encode the answer: %s" % (
+                type(exc).__name__,)})
+        proto_out.write(data)
+        proto_out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+"""A warm start for trusted host processes: a pre-started interpreter, forked per run.
+
+Why: every ``judged_tests`` grading starts a judge process on the host, and a fresh
+interpreter importing ``unittest`` and the judge costs several times what the tests it runs
+do; prove grades dozens of end states per task. A *zygote* (the forkserver pattern) pays that
+once: it starts with the same interpreter, flags (``-s -B``) and environment a fresh judge
+gets, imports the judge's module, and then only waits for requests on a socket. Each run is a
+``fork()`` of it that sets itself up exactly as the fresh process would (its own session, the
+working folder, ``sys.path[0]``, stdin/stdout and the report pipe received over the socket)
+and calls the module's ``main()``.
+
+What keeps it sound:
+
+* the zygote imports only the harness's own module (and the standard library it pulls in);
+  it never runs a test, never imports a task's file and never reads anything a run produces:
+  it receives a request (a JSON line and three file descriptors) and answers with a pid, so
+  nothing a test or the code under test does can reach it, and every run starts from the
+  same untouched state;
+* a run's pid stays reserved until the harness has seen it end (the zygote reaps it only when
+  asked), so killing it can never hit a recycled pid;
+* anything that fails (no zygote, a dead one, ``fork`` refused) falls back to a fresh process,
+  and ``ENDSTATE_WARM=0`` turns the warm start off altogether.
+
+The zygote is stopped at interpreter exit and on SIGTERM/SIGHUP (the open-sandbox registry),
+and exits by itself when its socket closes (the harness is gone).
+
+Usage (internal): ``python -s -B -m endstate_harness.process.zygote MODULE SOCKET_FD``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from typing import IO, Any, Protocol
+
+from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
+
+WARM_ENV = "ENDSTATE_WARM"
+"""Set to ``0`` to start every judge as a fresh process."""
+
+_MAX_MSG = 1 << 20
+
+
+def warm_enabled() -> bool:
+    return os.environ.get(WARM_ENV, "1").strip() != "0" and hasattr(os, "pidfd_open")
+
+
+class _Reaper(Protocol):
+    def reap(self, pid: int) -> int: ...
+
+
+class ForkedRun:
+    """A run forked by a zygote (this module's or a sandbox's): the part of
+    :class:`subprocess.Popen` that waits for it, polls and kills it. Its pid stays reserved
+    until the zygote reaps it on request, so :meth:`kill` can never hit a recycled pid."""
+
+    def __init__(self, zygote: _Reaper, pid: int) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = os.pidfd_open(pid)
+
+    def _ended(self, timeout: float | None) -> bool:
+        ready, _, _ = select.select([self._pidfd], [], [], timeout)
+        return bool(ready)
+
+    def _reap(self) -> int:
+        if self.returncode is None:
+            try:
+                self.returncode = self._zygote.reap(self.pid)
+            except OSError:
+                self.returncode = -signal.SIGKILL  # the zygote is gone, and with it the status
+            os.close(self._pidfd)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        return self._reap() if self._ended(0) else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        if not self._ended(timeout):
+            raise subprocess.TimeoutExpired("warm run", timeout or 0.0)
+        return self._reap()
+
+    def kill(self) -> None:
+        if self.returncode is None:  # not reaped, so the pid is still this run's
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class WarmProcess(ForkedRun):
+    """A judge forked by the zygote: the subset of :class:`subprocess.Popen` the judge uses."""
+
+    def __init__(self, zygote: Zygote, pid: int, stdin: IO[bytes] | None,
+                 stdout: IO[bytes] | None) -> None:
+        super().__init__(zygote, pid)
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+
+
+class Zygote:
+    """The pre-started interpreter for one module; :meth:`spawn` forks a run of it."""
+
+    def __init__(self, module: str, env: dict[str, str]) -> None:
+        self.module = module
+        self._lock = threading.Lock()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-s", "-B", "-m", "endstate_harness.process.zygote", module,
+                 str(theirs.fileno())],
+                cwd="/",
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self._sock = mine
+        mine.settimeout(60)
+        try:  # the zygote says it is ready (module imported)
+            reply = mine.recv(_MAX_MSG)
+        except OSError:
+            reply = b""
+        mine.settimeout(None)
+        if json.loads(reply or b"{}").get("ready") is not True:
+            self.close()
+            raise OSError(f"the warm interpreter for {module} did not start")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _ask(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+        with self._lock:
+            socket.send_fds(self._sock, [json.dumps(request).encode()], fds or [])
+            reply = self._sock.recv(_MAX_MSG)
+        if not reply:
+            raise OSError("the warm interpreter is gone")
+        answer: dict[str, Any] = json.loads(reply)
+        if "error" in answer:
+            raise OSError(str(answer["error"]))
+        return answer
+
+    def spawn(self, arg: str, *, cwd: str, report_fd: int,
+              stdio: tuple[int, int] | None = None) -> WarmProcess:
+        """Fork a run of the module with ``arg`` as ``sys.argv[1]`` (a JSON config whose
+        ``report_fd`` is rewritten to the run's own copy of ``report_fd``); its stdin and
+        stdout are new pipes, or the two descriptors of ``stdio`` (then not pipes of ours)."""
+        if stdio is not None:
+            answer = self._ask({"op": "spawn", "arg": arg, "cwd": cwd},
+                               [stdio[0], stdio[1], report_fd])
+            return WarmProcess(self, int(answer["pid"]), None, None)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            answer = self._ask(
+                {"op": "spawn", "arg": arg, "cwd": cwd}, [in_r, out_w, report_fd]
+            )
+        except BaseException:
+            for fd in (in_w, out_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(in_r)
+            os.close(out_w)
+        return WarmProcess(self, int(answer["pid"]), os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"))
+
+    def reap(self, pid: int) -> int:
+        return int(self._ask({"op": "reap", "pid": pid})["status"])
+
+    def close(self) -> None:
+        with defer_signals():  # a signal halfway through would leave the process behind
+            try:
+                self._sock.close()
+            finally:
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                self.proc.wait()
+
+
+_zygotes: dict[tuple[str, str], Zygote] = {}
+_zygotes_lock = threading.Lock()
+
+
+class ZygoteRegistry:
+    """Closes every zygote of one table (registered with the open-sandbox registry for exit
+    and signals); the judge's zygotes here and the sandboxes' in ``sandbox_warm``."""
+
+    def __init__(self, table: dict[Any, Any], lock: threading.Lock) -> None:
+        self._table = table
+        self._lock = lock
+
+    def close(self) -> None:
+        with self._lock:
+            zygotes = list(self._table.values())
+            self._table.clear()
+        for zygote in zygotes:
+            try:
+                zygote.close()
+            except OSError:  # one that cannot be closed must not keep the others open
+                pass
+
+
+_REGISTRY = ZygoteRegistry(_zygotes, _zygotes_lock)
+
+
+def zygote_for(module: str, env: dict[str, str]) -> Zygote | None:
+    """The running zygote of ``module`` for this environment (started on first use), or None
+    when the warm start is off or cannot start."""
+    if not warm_enabled():
+        return None
+    key = (module, json.dumps(env, sort_keys=True))
+    with _zygotes_lock:
+        zygote = _zygotes.get(key)
+        if zygote is not None and zygote.alive():
+            return zygote
+        if zygote is not None:
+            zygote.close()
+        try:
+            zygote = Zygote(module, env)
+        except (OSError, ValueError):
+            _zygotes.pop(key, None)
+            return None
+        _zygotes[key] = zygote
+    OPEN_SANDBOXES.add(_REGISTRY)
+    return zygote
+
+
+# ----------------------------------------------------------------------------- the zygote side
+
+
+def _serve(module_name: str, sock: socket.socket) -> None:
+    """The zygote's loop: fork a run per ``spawn``, reap one per ``reap``; exit on EOF."""
+    module = importlib.import_module(module_name)
+    sock.send(json.dumps({"ready": True}).encode())
+    while True:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(sock, _MAX_MSG, 8)
+        except OSError:
+            os._exit(0)
+        if not msg:
+            os._exit(0)
+        request = json.loads(msg)
+        if request.get("op") == "reap":
+            try:
+                _, status = os.waitpid(int(request["pid"]), 0)
+                code = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:
+                code = -1
+            sock.send(json.dumps({"status": code}).encode())
+            continue
+        if request.get("op") != "spawn" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"error": "bad request"}).encode())
+            continue
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            pid = -1
+            error = str(exc)
+        if pid == 0:
+            _run_child(module, sock, request, fds)
+        for fd in fds:
+            os.close(fd)
+        sock.send(json.dumps({"pid": pid} if pid > 0 else {"error": error}).encode())
+
+
+def _run_child(module: Any, sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    """In the forked run: become what a fresh ``python -s -B -m MODULE ARG`` in ``cwd`` with
+    its own session would be, then run ``main()``; never returns."""
+    try:
+        sock.close()
+        os.setsid()
+        stdin_fd, stdout_fd, report_fd = fds
+        os.dup2(stdin_fd, 0)
+        os.dup2(stdout_fd, 1)
+        os.close(stdin_fd)
+        os.close(stdout_fd)
+        cwd = str(request["cwd"])
+        os.chdir(cwd)
+        sys.path[0] = cwd  # what -m makes of sys.path[0]: the working folder at start
+        config = json.loads(request["arg"])
+        config["report_fd"] = report_fd
+        sys.argv = [module.__file__, json.dumps(config)]
+        module.main()
+    finally:
+        os._exit(70)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])))

@@ -1,0 +1,1 @@
+"""Sandboxes: where an end state lives and its commands run."""

@@ -1,0 +1,183 @@
+"""Which sandbox a run uses, and why: one choice for prove, eval, redteam, run, the hook and
+the language server.
+
+``--sandbox auto`` (the default everywhere) is Docker when a Docker run can start (the daemon
+answers and the image is there, as ``endstate-author sandbox status`` says) and the local
+sandbox otherwise, with a note saying why. ``docker`` and ``local`` are taken as asked.
+:meth:`SandboxChoice.make` is the one factory every command builds its sandboxes with, and
+:meth:`SandboxChoice.header` the one line every run prints about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from endstate_harness.errors import SandboxError
+from endstate_harness.sandbox.scratch import grading_scratch_root
+
+if TYPE_CHECKING:  # the base pulls in the task model; a command that only parses
+    # --sandbox does not pay for it
+    from endstate_harness.sandbox.base import TreeSandbox
+
+
+class SandboxMaker(Protocol):
+    """What the runner needs to make a task's sandbox: a :class:`SandboxChoice`, or a test's
+    own backend."""
+
+    @property
+    def label(self) -> str:
+        """What results record as the sandbox."""
+        ...
+
+    def make(self, fixture: Path) -> TreeSandbox:
+        """A fresh, not yet started sandbox over ``fixture``."""
+        ...
+
+
+class SandboxKind(StrEnum):
+    """What a command line asks for with ``--sandbox``."""
+
+    auto = "auto"
+    docker = "docker"
+    local = "local"
+
+
+DEFAULT_KIND = SandboxKind.auto
+"""The one default of every command."""
+
+LOCAL_WARNING = (
+    "the local sandbox runs the task's code on this machine as you, with no isolation: use "
+    "it for your own tasks and trusted models"
+)
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """Where every sandbox of a run is made: ``local``, or ``docker`` with its image.
+
+    ``reason`` says why (printed in the run's header and kept in its JSON). ``grading``
+    sandboxes (prove's checks) keep their trees in memory where the machine allows, are
+    removed in the background, and take Docker containers from the pool; an agent's sandbox
+    (eval, run, redteam) does neither.
+    """
+
+    kind: Literal["local", "docker"] = "local"
+    image: str | None = None
+    reason: str = ""
+    grading: bool = False
+    ready: bool = True
+    """False when Docker was asked for and no daemon answers: every sandbox will fail to
+    start (prove reports each check unassessed; eval and redteam refuse up front)."""
+
+    @property
+    def label(self) -> str:
+        """What results record as the sandbox (``local`` or ``docker``)."""
+        return self.kind
+
+    def header(self) -> str:
+        """One line for a run's header: the sandbox, its image and why."""
+        where = f"docker ({self.image})" if self.kind == "docker" else "local"
+        return f"sandbox: {where}" + (f": {self.reason}" if self.reason else "")
+
+    def describe(self) -> dict[str, str | None]:
+        """The same, for JSON output."""
+        return {"kind": self.kind, "image": self.image, "reason": self.reason}
+
+    def for_grading(self) -> SandboxChoice:
+        return replace(self, grading=True)
+
+    def make(self, fixture: Path) -> TreeSandbox:
+        """A fresh, not yet started sandbox over ``fixture``."""
+        if self.kind == "docker":
+            if self.grading:
+                # deferred: the Docker client is ~75 ms to import, which a local run never needs
+                from endstate_harness.sandbox.docker.pool import PooledDockerSandbox
+
+                return PooledDockerSandbox(fixture, image=self.image, pull=False,
+                                           scratch_root=grading_scratch_root())
+            # deferred: as above
+            from endstate_harness.sandbox.docker.container import DockerSandbox
+
+            return DockerSandbox(fixture, image=self.image)
+        # deferred: a command that never makes a sandbox does not pay for the backend
+        from endstate_harness.sandbox.local import LocalSandbox
+
+        if not self.grading:
+            return LocalSandbox(fixture)
+        box = LocalSandbox(fixture, scratch_root=grading_scratch_root())
+        # closed by the dozen: deleting the trees is left to a background thread
+        box.remove_in_background = True
+        return box
+
+
+def resolve_sandbox(
+    kind: SandboxKind | str = DEFAULT_KIND,
+    image: str | None = None,
+    *,
+    version: str | None = None,
+    say: Callable[[str], None] | None = None,
+) -> SandboxChoice:
+    """The sandbox a run uses, decided once before any task starts.
+
+    ``auto``: Docker when the daemon answers and the image is present, else local with the
+    reason; an explicit ``image`` is a request for Docker (checked as for ``docker``) whenever
+    a daemon answers. ``docker``: the image is checked here, so that a missing image is
+    one error instead of one per task; with no daemon at all the choice is returned anyway
+    (each sandbox then fails to start, which prove reports as unassessed and eval as an
+    error). ``local``: no question asked.
+
+    Raises:
+        SandboxError: ``docker`` was asked for, the daemon answers, and the image is not
+            there and cannot be pulled (the message says how to build it).
+        ValueError: ``kind`` is none of auto, docker, local.
+    """
+    kind = SandboxKind(kind)
+    if kind is SandboxKind.local:
+        return SandboxChoice("local", reason="--sandbox local")
+    # deferred: the Docker client costs ~75 ms to import; only a run that may use it asks
+    from endstate_harness.sandbox.docker.daemon import docker_available
+
+    # deferred: as above
+    from endstate_harness.sandbox.docker.image import (
+        resolve_image,
+        toolkit_version,
+        usable_image,
+    )
+
+    version = version or toolkit_version()
+    if not docker_available():
+        if kind is SandboxKind.auto:
+            return SandboxChoice(
+                "local", reason="no Docker daemon answers (use --sandbox docker once it runs)"
+            )
+        resolved = resolve_image(image, version, check=False)
+        return SandboxChoice("docker", resolved.image, ready=False,
+                             reason="--sandbox docker, but no Docker daemon answers")
+    if kind is SandboxKind.auto and not image:
+        resolved = resolve_image(image, version)
+        if not resolved.present:
+            return SandboxChoice(
+                "local",
+                reason=f"the Docker image {resolved.image} is not built (sudo endstate-author "
+                "sandbox build)",
+            )
+        return SandboxChoice("docker", resolved.image, reason=f"Docker answers; image: "
+                             f"{resolved.reason}")
+    resolved = usable_image(image, version, say=say or (lambda _line: None))
+    asked = "--sandbox docker" if kind is SandboxKind.docker else "Docker answers"
+    return SandboxChoice("docker", resolved.image, reason=f"{asked}; image: {resolved.reason}")
+
+
+__all__ = [
+    "DEFAULT_KIND",
+    "LOCAL_WARNING",
+    "SandboxChoice",
+    "SandboxError",
+    "SandboxKind",
+    "SandboxMaker",
+    "resolve_sandbox",
+]

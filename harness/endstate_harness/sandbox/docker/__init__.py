@@ -1,0 +1,1 @@
+"""The Docker sandbox: daemon, image, container, channel, pool, runner."""

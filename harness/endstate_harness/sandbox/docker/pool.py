@@ -1,0 +1,323 @@
+"""Reusing Docker sandbox containers between checks: the container is reset, never shared.
+
+Why: creating, starting and removing a locked-down container costs far more than the few
+commands a prove check runs in it, and prove runs dozens of checks per task. A
+:class:`PooledDockerSandbox` behaves exactly like a :class:`DockerSandbox` (same container
+settings, same bind-mounted live tree at ``/work``, same per-command wrapper) but, when it
+closes, hands its container and scratch folder back to a :class:`ContainerPool` instead of
+removing them; the next sandbox with the same settings takes them over.
+
+A container is handed back only after it was brought back to the state it had when it was
+created, and only when that is *verified*:
+
+* every process but init and the keeper is killed (until none is left);
+* ``/tmp``, ``/dev/shm`` and ``/dev/mqueue`` are emptied and the keeper file rewritten,
+  System V IPC objects are removed;
+* a digest of ``/tmp``, ``/dev`` (names, types, modes, owners, device numbers, link targets)
+  and the IPC tables must equal the digest taken right after the container started, before
+  any code ran in it; anything else (a file planted in ``/dev``, a keeper that died, a reset
+  that failed or timed out) removes the container instead;
+* host side, the scratch folder is emptied (``live/``, the bind mount's source, is kept and
+  emptied), so the next sandbox copies its fixture into an empty tree.
+
+The root file system is read-only and ``/work``, ``/tmp``, ``/dev`` are the only writable
+places, so nothing a check's code does can reach the next check. Idle containers are removed
+after :data:`IDLE_S`, at interpreter exit and on SIGTERM/SIGHUP (the open-sandbox registry),
+and by the stray-container sweep (label and owner pid) after a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
+from endstate_harness.sandbox import tree
+from endstate_harness.sandbox.docker.container import DockerSandbox
+from endstate_harness.sandbox.docker.daemon import KEEPER_FILE, DockerFailure
+from endstate_harness.sandbox.docker.runner import Agent, AgentGone
+
+IDLE_S = 60.0
+"""How long a container may wait in the pool for the next sandbox before it is removed."""
+
+MAX_IDLE = 4
+"""Most idle containers kept per setting (more are removed when handed back)."""
+
+REUSE_ENV = "ENDSTATE_SANDBOX_REUSE"
+"""Set to ``0`` to give every sandbox a container of its own again (debugging, benchmarks)."""
+
+
+def reuse_enabled() -> bool:
+    return os.environ.get(REUSE_ENV, "1").strip() != "0"
+
+# The state a reset must restore, as one digest: what is in /tmp and /dev, and the IPC tables.
+_DIGEST = "{ ls -lAnR --time-style=+ /tmp /dev 2>&1; ipcs 2>&1; } | md5sum"
+
+# $1 = the keeper's pid. Kill everything but init, the keeper and this shell until nothing
+# else is left (zombies are reaped by init), empty the writable places, restore the keeper
+# file, drop IPC objects, print the digest. Only for a container without a runner (which
+# resets in-process, see docker_agent_box_src), so no runner is spared here.
+_RESET = (
+    'k="$1"; n=0; while :; do left=""; '
+    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
+    'case "$p" in 1|"$k"|"$$") ;; *) left="$left $p";; esac; done; '
+    '[ -z "$left" ] && break; n=$((n+1)); [ "$n" -gt 2000 ] && exit 3; '
+    "kill -s KILL $left 2>/dev/null; done; "
+    "chmod -R u+rwX /tmp /dev/shm /dev/mqueue 2>/dev/null; "
+    "find /tmp /dev/shm /dev/mqueue -mindepth 1 -delete 2>/dev/null; "
+    f'echo "$k" > {KEEPER_FILE} || exit 4; ipcrm -a 2>/dev/null; ' + _DIGEST
+)
+
+_BASELINE = f"cat {KEEPER_FILE} && " + _DIGEST
+
+
+@dataclass
+class Lease:
+    """A running container and its scratch folder, between two sandboxes."""
+
+    key: tuple[Any, ...]
+    container_id: str
+    container_name: str
+    scratch: Path
+    client: docker.DockerClient
+    keeper: str
+    baseline: str
+    agent: Agent | None = None
+    """The container's runner (kept with it: its commands run without an exec each)."""
+    agent_baseline: str | None = None
+    """The runner's digest of the same state (its resets are checked against this one)."""
+    idle_since: float = field(default=0.0)
+
+
+RESET_S = 30.0
+"""How long a reset may take before the container is removed instead."""
+
+
+def _exec(client: docker.DockerClient, cid: str, argv: list[str],
+          agent: Agent | None = None) -> tuple[int, str]:
+    """Run ``argv`` in the container as this uid, through its runner when it has one;
+    (exit code, output). Raises Docker errors, and :class:`AgentGone`."""
+    if agent is not None and not agent.gone:
+        return agent.call(argv, RESET_S)
+    api = client.api
+    exec_id = api.exec_create(cid, argv, user=f"{os.getuid()}:{os.getgid()}")["Id"]
+    out = api.exec_start(exec_id)
+    code = api.exec_inspect(exec_id).get("ExitCode")
+    text = out.decode("utf-8", "replace") if isinstance(out, bytes) else str(out)
+    return (-1 if code is None else int(code)), text
+
+
+class ContainerPool:
+    """Idle containers by setting, handed to the next :class:`PooledDockerSandbox`."""
+
+    def __init__(self, *, max_idle: int = MAX_IDLE, idle_s: float = IDLE_S) -> None:
+        self.max_idle = max_idle
+        self.idle_s = idle_s
+        self._idle: list[Lease] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._timer: threading.Timer | None = None
+        self.created = 0
+        self.reused = 0
+
+    def take(self, key: tuple[Any, ...]) -> Lease | None:
+        """An idle container with these settings that is still running, or None."""
+        while True:
+            with self._lock:
+                if self._closed or not reuse_enabled():
+                    return None
+                lease = next((x for x in self._idle if x.key == key), None)
+                if lease is None:
+                    return None
+                self._idle.remove(lease)
+            running = lease.agent is not None and lease.agent.ping()
+            try:
+                if not running:
+                    state = lease.client.api.inspect_container(lease.container_id).get(
+                        "State", {})
+                    running = bool(state.get("Running")) and not state.get("Paused")
+            except DockerFailure:
+                running = False
+            if running:
+                self.reused += 1
+                return lease
+            self.discard(lease)
+
+    def give(self, lease: Lease) -> None:
+        """Keep a reset container for the next sandbox (or remove it: pool full or closed)."""
+        lease.idle_since = time.monotonic()
+        with self._lock:
+            alike = sum(x.key == lease.key for x in self._idle)
+            keep = not self._closed and reuse_enabled() and alike < self.max_idle
+            if keep:
+                self._idle.append(lease)
+        if not keep:
+            self.discard(lease)
+            return
+        OPEN_SANDBOXES.add(self)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """One timer at a time, due when the oldest idle container has waited long enough."""
+        with self._lock:
+            if self._timer is not None or not self._idle:
+                return
+            due = min(x.idle_since for x in self._idle) + self.idle_s - time.monotonic()
+            self._timer = threading.Timer(max(0.1, due + 0.1), self._expire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._timer = None
+            old = [x for x in self._idle if now - x.idle_since >= self.idle_s]
+            for lease in old:
+                self._idle.remove(lease)
+        for lease in old:
+            self.discard(lease)
+        self._schedule()
+
+    @staticmethod
+    def discard(lease: Lease) -> None:
+        """Remove the container and its scratch folder (best effort: the exit-time and stray
+        sweeps find what a failing daemon left)."""
+        with defer_signals():
+            try:
+                if lease.agent is not None:
+                    lease.agent.close()
+                lease.client.api.remove_container(lease.container_id, force=True)
+            except DockerFailure:
+                pass
+            finally:
+                tree.remove_tree(lease.scratch)
+                lease.client.close()
+
+    def close(self) -> None:
+        """Remove every idle container; sandboxes closing later remove theirs."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for lease in idle:
+            self.discard(lease)
+        OPEN_SANDBOXES.discard(self)
+
+
+POOL = ContainerPool()
+"""The process's pool (prove's checks and scripted runs share it)."""
+
+
+class PooledDockerSandbox(DockerSandbox):
+    """A :class:`DockerSandbox` that takes its container from a pool and hands it back reset
+    (module docstring). Any argument of :class:`DockerSandbox` but ``scratch_root``."""
+
+    def __init__(self, fixture: Path, *, pool: ContainerPool = POOL, **kwargs: Any) -> None:
+        super().__init__(fixture, **kwargs)
+        self.pool = pool
+        self._lease: Lease | None = None
+        self._reusable = False
+
+    def _key(self) -> tuple[Any, ...]:
+        uid = f"{os.getuid()}:{os.getgid()}"
+        return (self.image, self.mem_limit, self.pids_limit, self.init, uid, self.scratch_root)
+
+    def _make_scratch(self) -> Path:
+        lease = self.pool.take(self._key())
+        if lease is None:
+            return super()._make_scratch()
+        self._lease = lease
+        self.container_id, self.container_name = lease.container_id, lease.container_name
+        self._client = lease.client
+        self._agent = lease.agent
+        return lease.scratch
+
+    def start(self) -> None:
+        if self._lease is not None:
+            return  # running since it was made, reset and verified when handed back
+        super().start()
+        cid, client = self.container_id, self._client
+        assert cid is not None and client is not None and self.container_name is not None
+        try:
+            code, out = _exec(client, cid, ["/bin/sh", "-c", _BASELINE], self._agent)
+        except (*DockerFailure, AgentGone):
+            return  # not reusable; works like a plain DockerSandbox
+        lines = out.split()
+        if code == 0 and len(lines) >= 2 and lines[0].isdigit():
+            agent_baseline = None
+            if self._agent is not None:
+                try:
+                    agent_baseline = self._agent.digest(RESET_S)
+                except AgentGone:
+                    self._live_agent()
+            self.pool.created += 1
+            self._lease = Lease(
+                self._key(), cid, self.container_name, self.scratch, client, lines[0], lines[1],
+                self._agent, agent_baseline,
+            )
+
+    def _close_backend(self) -> None:
+        lease, self._lease = self._lease, None
+        self._reusable = False
+        if lease is not None and self._reset(lease):
+            self._lease, self._reusable = lease, True
+            self.container_id = self.container_name = None
+            self._client = None
+            self._agent = None  # handed on with the lease
+            return
+        if lease is not None:
+            self.container_id, self.container_name = lease.container_id, lease.container_name
+            self._client = lease.client
+            self._agent = lease.agent
+            lease.agent = None
+        super()._close_backend()
+
+    def _reset(self, lease: Lease) -> bool:
+        """Bring the container back to its state at creation; True when verified."""
+        # a command still running (closed from another thread at exit): remove, do not wait
+        if not self._run_lock.acquire(timeout=1.0):
+            return False
+        agent = self._live_agent()  # one that stopped goes; the reset is then an exec
+        lease.agent = agent
+        try:
+            if agent is not None and lease.agent_baseline is not None:
+                # the runner resets in-process (no shell, no exec): about 1 ms instead of 10
+                return agent.reset(lease.keeper, RESET_S) == lease.agent_baseline
+            code, out = _exec(
+                lease.client,
+                lease.container_id,
+                ["/bin/sh", "-c", _RESET, "endstate-reset", lease.keeper],
+            )
+        except (*DockerFailure, AgentGone):
+            lease.agent = self._live_agent()
+            return False
+        finally:
+            self._run_lock.release()
+        return code == 0 and out.split()[:1] == [lease.baseline]
+
+    def _drop_scratch(self, scratch: Path) -> None:
+        lease, self._lease = self._lease, None
+        if not self._reusable or lease is None:
+            super()._drop_scratch(scratch)
+            return
+        self._reusable = False
+        live = scratch / "live"
+        try:
+            for child in list(os.scandir(scratch)):
+                if child.name != "live":
+                    tree.remove_tree(Path(child.path))
+            for child in list(os.scandir(live)):
+                tree.remove_tree(Path(child.path))
+            clean = os.listdir(scratch) == ["live"] and not os.listdir(live)
+            clean = clean and live.is_dir() and not live.is_symlink()
+        except OSError:
+            clean = False
+        if clean:
+            self.pool.give(lease)
+        else:
+            ContainerPool.discard(lease)

@@ -1,0 +1,401 @@
+"""The local sandbox: commands run as host subprocesses in the live tree.
+
+**Not an isolation boundary.** It exists so the harness, prove and the tests run on a machine
+without Docker, and so a task can be debugged without a container in the way; results from it
+should say so. What it does guarantee:
+
+* a clean, deterministic environment (PATH, a scratch HOME, C.UTF-8, no byte-compilation, a
+  fixed hash seed; nothing else from the host, so no credential leaks into the agent's shell);
+* every command runs in its own process group, and the whole group is SIGKILLed when the
+  command ends, on timeout, and on Ctrl-C: ``sleep 100 &`` does not outlive the call. (A
+  process that makes itself a new session with ``setsid`` escapes the group; only the Docker
+  sandbox contains that.)
+* output is capped per stream, so a chatty command cannot eat the harness's memory;
+* after the seal, every command runs on a fresh copy of the end state, with a HOME and TMPDIR
+  of its own that are removed when it ends.
+
+What it cannot stop, since the code runs as you on your machine: writes to absolute paths (a
+literal ``/tmp/x`` outlives the run, and a grading command that copies the staged holdout
+there leaks it to a later attempt), reads of the task folder itself, and ``setsid`` escapes.
+The judge never stages the holdout where the code under test runs, but tasks that run the
+holdout with ``command_succeeds`` do. Use the Docker sandbox for anything that must hold.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from endstate_harness.process.groups import await_group_gone, kill_group
+from endstate_harness.sandbox.base import (
+    COMMAND_ENV,
+    DEFAULT_TIMEOUT_S,
+    OUTPUT_CAP_BYTES,
+    Channel,
+    ExecResult,
+    SandboxError,
+    TreeSandbox,
+    cap_output,
+    defer_signals,
+)
+from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.sandbox.warm import (
+    WarmRun,
+    prestart,
+    recognise_argv,
+    recognise_shell,
+    shell_epilogue,
+    start_warm,
+)
+
+Process = subprocess.Popen[bytes] | WarmRun
+"""A command's process: a fresh one, or a run forked by the warm interpreter
+(:mod:`endstate_harness.sandbox.warm`); either way its own session and process group."""
+
+TIMEOUT_EXIT_CODE = 124
+"""The exit code of a command that ran out of time (coreutils ``timeout``'s convention)."""
+
+DRAIN_GRACE_S = 1.0
+"""After the command's group is killed, how long to wait for its pipes to close. Only a
+process that escaped the group (``setsid``) can hold them open longer; we stop reading then."""
+
+_READ_CHUNK = 1 << 16
+
+
+class _Stream:
+    """Captured bytes of one pipe, up to a cap; the excess is counted and dropped."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.cap - self.size
+        if room > 0:
+            self.parts.append(data[:room])
+            self.size += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
+
+    def text(self) -> str:
+        return cap_output(b"".join(self.parts), self.dropped)
+
+
+def _read_until_closed(fd: int) -> Iterator[bytes]:
+    """What a pipe carries, chunk by chunk, until its writers close it (or it breaks)."""
+    while True:
+        try:
+            data = os.read(fd, _READ_CHUNK)
+        except OSError:
+            return
+        if not data:
+            return
+        yield data
+
+
+class _ExitWatch:
+    """A file descriptor that becomes readable when a process exits, *without reaping it*.
+
+    While the leader is an unreaped zombie its pid, hence its process-group id, cannot be
+    reused, so killing the group afterwards can never hit an unrelated process. pidfd (Linux
+    5.3+) gives that directly; elsewhere a thread waits with ``WNOWAIT`` and writes to a pipe.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self._pidfd: int | None = None
+        self._pipe: tuple[int, int] | None = None
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            read_end, write_end = os.pipe()
+            self._pipe = (read_end, write_end)
+            threading.Thread(target=self._wait, args=(pid, write_end), daemon=True).start()
+
+    @staticmethod
+    def _wait(pid: int, write_end: int) -> None:
+        try:
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        except OSError:
+            pass
+        try:
+            os.write(write_end, b"x")
+        except OSError:
+            pass  # the reader gave up already
+        finally:
+            os.close(write_end)  # owned by this thread, so it is never closed twice
+
+    def fileno(self) -> int:
+        if self._pidfd is not None:
+            return self._pidfd
+        assert self._pipe is not None
+        return self._pipe[0]
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+        if self._pipe is not None:
+            os.close(self._pipe[0])
+
+
+class LocalSandbox(TreeSandbox):
+    """A :class:`TreeSandbox` whose commands are host subprocesses (see the module docstring).
+
+    Args:
+        fixture: the task's fixture folder (read, never modified).
+        scratch_root: where to make the scratch folder (the system temp dir by default).
+        default_timeout_s: the limit of a command run without ``timeout_s``.
+        output_cap: bytes kept per stream (stdout, stderr) of one command.
+        path_env: the PATH commands get (the host's PATH by default, so tools are found).
+    """
+
+    def __init__(
+        self,
+        fixture: Path,
+        *,
+        scratch_root: Path | None = None,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        output_cap: int = OUTPUT_CAP_BYTES,
+        path_env: str | None = None,
+    ) -> None:
+        super().__init__(fixture, scratch_root=scratch_root, default_timeout_s=default_timeout_s)
+        self.output_cap = output_cap
+        self.path_env = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
+
+    def command_env(self) -> dict[str, str]:
+        """The whole environment of a command: nothing is inherited from the host."""
+        return {"PATH": self.path_env, "HOME": str(self.home), **COMMAND_ENV}
+
+    def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
+        """See :meth:`Sandbox.open_channel`; the process gets its own HOME and TMPDIR."""
+        return open_local_channel(self, argv, self._timeout(timeout_s))
+
+    def _run_command(self, command: str, limit: float) -> ExecResult:
+        """Run ``command`` with ``/bin/sh -c`` in the live tree; see the module docstring."""
+        with self._private_env() as env:
+            return self._run_in(command, limit, env)
+
+    @contextmanager
+    def _private_env(self) -> Iterator[dict[str, str]]:
+        """The command's environment; after the seal with a HOME and TMPDIR of its own,
+        removed afterwards, so what a grading command leaves there dies with it."""
+        if not self.sealed:
+            yield self.command_env()
+            return
+        with defer_signals():
+            private = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        try:
+            env = self.command_env()
+            env.update(HOME=str(private), TMPDIR=str(private))
+            yield env
+        finally:
+            remove_tree(private)
+
+    def _run_in(self, command: str, limit: float, env: dict[str, str]) -> ExecResult:
+        live = self.live
+        out, err = _Stream(self.output_cap), _Stream(self.output_cap)
+        timed_out = False
+        proc: Process | None = None
+        try:
+            # Spawned and recorded as one step: an interrupt landing just after the fork would
+            # otherwise leave a child nobody kills. The wait below is not deferred, so Ctrl-C
+            # still stops a long command at once.
+            with defer_signals():
+                proc = start_warm(recognise_shell(command, env), str(live), stdin_pipe=False,
+                                  parent=str(self.scratch.parent))
+                try:
+                    proc = proc or subprocess.Popen(
+                        ["/bin/sh", "-c", command],
+                        cwd=live,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        start_new_session=True,  # its own session, hence its own process group
+                        close_fds=True,
+                    )
+                except OSError as exc:
+                    raise SandboxError(f"could not start /bin/sh in {live}: {exc}") from exc
+            timed_out = _collect(proc, out, err, limit)
+        finally:
+            # Also on Ctrl-C: nothing the command started survives it. The leader is not
+            # reaped yet, so its group id still names only its own processes.
+            if proc is not None:
+                kill_group(proc.pid)
+                proc.wait()
+                await_group_gone(proc.pid)
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+        assert proc is not None
+        if timed_out:
+            return ExecResult(TIMEOUT_EXIT_CODE, out.text(), err.text(), timed_out=True)
+        code = proc.wait()  # reaped already: the exit code
+        if isinstance(proc, WarmRun):
+            err.add(shell_epilogue(code))  # the line /bin/sh writes after a signal
+        if code < 0:
+            code = 128 - code  # killed by a signal: report it the way a shell does
+        return ExecResult(code, out.text(), err.text())
+
+
+def _collect(proc: Process, out: _Stream, err: _Stream, limit: float) -> bool:
+    """Read both pipes until the command ends (or time runs out); True when it timed out.
+
+    When the leader exits its group is killed at once, so background children die with it
+    and the pipes reach end of file; their buffered output is still read.
+    """
+    assert proc.stdout is not None and proc.stderr is not None
+    streams: dict[int, _Stream] = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    watch = _ExitWatch(proc.pid)
+    deadline = time.monotonic() + limit
+    exited = False
+    with selectors.DefaultSelector() as sel:
+        pipe: IO[bytes]
+        for pipe in (proc.stdout, proc.stderr):
+            os.set_blocking(pipe.fileno(), False)
+            sel.register(pipe.fileno(), selectors.EVENT_READ)
+        sel.register(watch.fileno(), selectors.EVENT_READ)
+        try:
+            while True:
+                if exited and not streams:
+                    return False
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if exited:
+                        return False  # an escaped process holds the pipes; stop reading
+                    return True
+                for key, _ in sel.select(remaining):
+                    fd = int(key.fd)
+                    if fd == watch.fileno():
+                        exited = True
+                        sel.unregister(fd)
+                        kill_group(proc.pid)
+                        deadline = min(deadline, time.monotonic() + DRAIN_GRACE_S)
+                        continue
+                    try:
+                        data = os.read(fd, _READ_CHUNK)
+                    except BlockingIOError:
+                        continue
+                    if data:
+                        streams[fd].add(data)
+                    else:
+                        sel.unregister(fd)
+                        del streams[fd]
+        finally:
+            watch.close()
+
+
+class LocalChannel(Channel):
+    """A host subprocess in its own session, talked to over pipes (see :class:`Channel`)."""
+
+    def __init__(self, proc: Process, private: Path, limit: float, cap: int) -> None:
+        self.proc = proc
+        self._private = private
+        self._err = _Stream(cap)
+        self._closed = False
+        self._timer = threading.Timer(limit, self._kill)
+        self._timer.daemon = True
+        self._timer.start()
+        self._err_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._err_thread.start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for data in _read_until_closed(self.proc.stderr.fileno()):
+            self._err.add(data)
+
+    def _kill(self) -> None:
+        kill_group(self.proc.pid)
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def close_input(self) -> None:
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def chunks(self) -> Iterator[bytes]:
+        assert self.proc.stdout is not None
+        yield from _read_until_closed(self.proc.stdout.fileno())
+
+    def stderr_text(self) -> str:
+        return self._err.text()
+
+    def direct(self) -> tuple[int, int] | None:
+        """The process's own pipes (see :meth:`Channel.direct`): it is a process here."""
+        if self.proc.stdout is None or self.proc.stdin is None:
+            return None
+        return self.proc.stdout.fileno(), self.proc.stdin.fileno()
+
+    def close(self) -> None:
+        with defer_signals():
+            if self._closed:
+                return
+            self._closed = True
+            self._timer.cancel()
+            kill_group(self.proc.pid)
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:
+                        pass
+            remove_tree(self._private)
+
+
+def prestart_channel(
+    argv: list[str], *, scratch_root: Path | None = None, path_env: str | None = None
+) -> None:
+    """Start the warm interpreter a channel of ``argv`` in a ``LocalSandbox`` made with this
+    ``scratch_root`` and ``path_env`` forks from, before any such sandbox exists: the same
+    zygote (same interpreter, flags, environment and folder) :func:`open_local_channel`
+    would start at its first use, so nothing about a run changes but when the start is paid."""
+    env = {"PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath),
+           **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # per run: not part of the zygote's key
+    base = str(scratch_root) if scratch_root is not None else tempfile.gettempdir()
+    # what ``box.scratch.parent`` is: the parent of a ``mkdtemp(dir=scratch_root)``
+    prestart(recognise_argv(argv, env), str(Path(os.path.abspath(os.path.join(base, "x"))).parent))
+
+
+def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> LocalChannel:
+    """Start ``argv`` in ``box``'s live tree, refreshed from the snapshot without the holdout."""
+    if not box.sealed:
+        raise SandboxError("a channel is opened on the sealed end state: seal() first")
+    with box._lock:
+        live = box._refresh_live(with_holdout=False)
+    with defer_signals():
+        private = Path(tempfile.mkdtemp(prefix="channel-", dir=box.scratch))
+        env = box.command_env()
+        env.update(HOME=str(private), TMPDIR=str(private))
+        proc: Process | None = start_warm(
+            recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent)
+        )
+        try:
+            proc = proc or subprocess.Popen(
+                argv,
+                cwd=live,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            remove_tree(private)
+            raise SandboxError(f"could not start {argv[0]!r} in the sandbox: {exc}") from exc
+        return LocalChannel(proc, private, limit, box.output_cap)
