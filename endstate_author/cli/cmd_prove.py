@@ -28,6 +28,7 @@ from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOpti
 from endstate_author.executors import ExecutorChoice, ExecutorError, choose_executor, load_ray
 from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.prove import (
+    CHECK_GROUPS,
     DEFAULT_MUTANTS,
     ProveOptions,
     TaskProof,
@@ -41,15 +42,8 @@ class ExecutorName(StrEnum):
     ray = "ray"
 
 
-class Only(StrEnum):
-    directions = "directions"
-    holdout = "holdout"
-    defects = "defects"
-    oracle = "oracle"
-    guards = "guards"
-    probes = "probes"
-    mutants = "mutants"
-    visible = "visible"
+Only = StrEnum("Only", {name: name for name in CHECK_GROUPS})  # type: ignore[misc]
+"""``--only``'s choices: the check groups, as :mod:`endstate_author.prove.checks` lists them."""
 
 
 _MARK = {

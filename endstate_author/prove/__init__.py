@@ -37,6 +37,7 @@ This module re-exports what callers use, so ``from endstate_author.prove import 
 working as it did when prove was one module.
 """
 
+from endstate_author.prove.checks import CHECK_GROUPS
 from endstate_author.prove.grading import (
     Graded,
     failing_detail,
@@ -46,7 +47,6 @@ from endstate_author.prove.grading import (
     zero_counters,
 )
 from endstate_author.prove.model import (
-    CHECK_GROUPS,
     DEFAULT_MUTANTS,
     Check,
     CheckResult,

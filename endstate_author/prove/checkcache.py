@@ -37,27 +37,26 @@ from pathlib import Path
 
 from endstate_author import __version__, interrupts
 from endstate_author.prove import cache
-from endstate_author.prove.model import CheckResult, Job, ProveContext, ProveOptions
+from endstate_author.prove.checks import BY_NAME
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    CheckResult,
+    Job,
+    ProveContext,
+    ProveOptions,
+)
 from endstate_author.redteam.probe_store import PROBES_DIR
 from endstate_harness.task import Task
 
-_GRADING = ("task.json", "fixture", "holdout", "solution", "graders")
-_INPUTS: dict[str, tuple[str, ...]] = {
-    "directions": _GRADING,
-    "holdout": _GRADING,
-    "probes": (*_GRADING, "suite-probes"),
-    "defects": (*_GRADING, "defects"),
-    "oracle": (*_GRADING, "prompt.md", "oracle.json"),
-    "guards": (*_GRADING, "prompt.md", "oracle.json"),
-    "mutants": _GRADING,
-    "visible": ("task.json", "fixture", "graders"),
-}
-
 
 def inputs_of(group: str) -> tuple[str, ...]:
-    """The parts of the task folder a check of ``group`` reads ("graders": the suite's
-    grader modules the task names). An unknown group reads everything."""
-    return _INPUTS.get(group, (*_GRADING, "defects", "prompt.md", "oracle.json"))
+    """The parts of the task folder a check of ``group`` reads, as its module declares them
+    (:attr:`CheckGroup.inputs`; "graders": the suite's grader modules the task names). An
+    unknown group reads everything."""
+    declared = BY_NAME.get(group)
+    if declared is not None:
+        return declared.inputs
+    return (*GRADING_INPUTS, "defects", "prompt.md", "oracle.json", "suite-probes")
 
 
 class Fingerprints:

@@ -10,14 +10,14 @@ of the kind prove was asked for. A run the harness could not complete is *unasse
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from endstate_author.prove.grading import failed_check
 from endstate_author.prove.model import ProveContext, Unassessed
-from endstate_harness.agent.oracle import OracleError, solution_oracle, task_oracle_steps
-from endstate_harness.agent.providers import ScriptedProvider
-from endstate_harness.runner import TaskResult, run_task
 from endstate_harness.task import Task
+
+if TYPE_CHECKING:
+    from endstate_harness.runner import TaskResult
 
 Step = list[dict[str, Any]]
 
@@ -25,6 +25,10 @@ Step = list[dict[str, Any]]
 def run_scripted(ctx: ProveContext, steps: list[Step], **kwargs: Any) -> TaskResult:
     """One run of the task with ``steps`` as the agent; ``kwargs`` go to the runner (a policy,
     a budget override, ``resume``)."""
+    # deferred: the runner and the agent loop (~20 ms) only when an oracle or guard check runs
+    from endstate_harness.agent.providers import ScriptedProvider
+    from endstate_harness.runner import run_task
+
     result = run_task(
         ctx.task,
         provider_factory=lambda _t: ScriptedProvider(steps, model="oracle"),
@@ -44,11 +48,19 @@ def failed_detail(result: TaskResult) -> str:
     return "; ".join(parts) or result.reason or "failed"
 
 
+def _oracle() -> Any:
+    # deferred: the oracle builder imports the agent's providers, as run_scripted does
+    from endstate_harness.agent import oracle
+
+    return oracle
+
+
 def oracle_steps(task: Task) -> list[Step]:
     """oracle.json's steps, else steps that write solution/ (empty when there is neither)."""
     try:
-        return task_oracle_steps(task)
-    except OracleError as exc:
+        oracle = _oracle()
+        return oracle.task_oracle_steps(task)  # type: ignore[no-any-return]
+    except _oracle().OracleError as exc:
         raise Unassessed(str(exc)) from exc
 
 
@@ -57,8 +69,9 @@ def solution_steps(task: Task) -> list[Step]:
     if task.solution is None:
         return []
     try:
-        return solution_oracle(task.fixture, task.solution)
-    except OracleError as exc:
+        oracle = _oracle()
+        return oracle.solution_oracle(task.fixture, task.solution)  # type: ignore[no-any-return]
+    except _oracle().OracleError as exc:
         raise Unassessed(str(exc)) from exc
 
 

@@ -7,7 +7,7 @@ checks, the cache and the orchestration can each import them without importing o
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,9 +18,9 @@ from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task
 
 Outcome = Literal["pass", "fail", "unassessed", "skipped"]
-CHECK_GROUPS = (
-    "directions", "holdout", "defects", "oracle", "guards", "probes", "mutants", "visible"
-)  # fmt: skip
+GRADING_INPUTS = ("task.json", "fixture", "holdout", "solution", "graders")
+"""The parts of a task folder every grading reads ("graders": the suite's grader modules the
+task names); a check group's ``inputs`` start from these (see the per-check cache)."""
 DEFAULT_MUTANTS = 12
 """``--mutants`` default: at ~0.8 s a grading in the local sandbox, a dozen mutants on two
 cores keep a typical task's mutants within about five seconds (partial solutions first)."""
@@ -149,3 +149,34 @@ def make_job(group: str, name: str, fn: Check) -> Job:
         return result
 
     return group, name, run
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What planning a task's checks reads besides the task: the options that decide which
+    checks run and how."""
+
+    mutant_limit: int = DEFAULT_MUTANTS
+    strict: bool = False
+    sandbox_key: tuple[str, ...] = ("local",)
+    use_cache: bool = True
+
+
+def _nothing_skipped(_task: Task, _plan: Plan) -> list[CheckResult]:
+    return []
+
+
+@dataclass(frozen=True)
+class CheckGroup:
+    """One group of checks, as its module declares it (``GROUP`` at the module's end).
+
+    The planner runs ``jobs``, the skip notes come from ``skipped``, the per-check cache keys
+    a check by ``inputs`` (the parts of the task folder it reads), ``--only`` offers ``name``,
+    and ``codes`` are the findings its checks can carry (documented in the rule docs)."""
+
+    name: str
+    codes: tuple[str, ...]
+    inputs: tuple[str, ...]
+    jobs: Callable[[Task, Plan], Iterator[Job]]
+    skipped: Callable[[Task, Plan], list[CheckResult]] = _nothing_skipped
+    summary: str = ""

@@ -21,12 +21,12 @@ from endstate_author.diagnostics import Diagnostic
 from endstate_author.lint.context import TaskContext
 from endstate_author.lint.run import cores, lint_paths, resolve_targets
 from endstate_author.prove import cache, checkcache, messages
-from endstate_author.prove.checks import defects, directions, holdout, mutants, probes, visible
+from endstate_author.prove.checks import CHECK_GROUPS, GROUPS, mutants
 from endstate_author.prove.model import (
-    CHECK_GROUPS,
     DEFAULT_MUTANTS,
     CheckResult,
     Job,
+    Plan,
     ProveContext,
     ProveOptions,
     TaskProof,
@@ -47,51 +47,22 @@ def plan_jobs(
     sandbox_key: Sequence[str] = ("local",),
     use_cache: bool = True,
 ) -> Iterator[Job]:
-    """Every check of a task, as independent units of work."""
+    """Every check of a task, as independent units of work, group by group."""
+    plan = Plan(mutant_limit, strict, tuple(sandbox_key), use_cache)
     wanted = set(only or CHECK_GROUPS)
-    if "directions" in wanted:
-        yield from directions.jobs(task)
-    if "holdout" in wanted:
-        yield from holdout.jobs(task)
-    if "defects" in wanted:
-        yield from defects.jobs(task)
-    if "oracle" in wanted or "guards" in wanted:
-        # The agent loop and the runner take ~0.13 s to import, which a prove answered from
-        # the cache (or asked for other groups) must not pay: deferred until these are planned
-        from endstate_author.prove.checks import guards, oracle
-
-        if "oracle" in wanted:
-            yield from oracle.jobs(task)
-        if "guards" in wanted:
-            yield from guards.jobs(task)
-    if "probes" in wanted:
-        yield from probes.jobs(task)
-    if "visible" in wanted:
-        yield from visible.jobs(task, strict)
-    if "mutants" in wanted:
-        yield from mutants.jobs(task, mutant_limit, sandbox_key, use_cache)
+    for group in GROUPS:
+        if group.name in wanted:
+            yield from group.jobs(task, plan)
 
 
 def skipped_notes(
     task: Task, only: Sequence[str], mutant_limit: int = DEFAULT_MUTANTS
 ) -> list[CheckResult]:
-    """Why whole groups do not run for this task, listed after the checks that did."""
+    """Why whole groups (or some of their checks) do not run for this task, listed after the
+    checks that did, group by group."""
+    plan = Plan(mutant_limit)
     wanted = set(only or CHECK_GROUPS)
-    notes = []
-    # this order is part of the output (tables, JSON): directions, probes, holdout, defects
-    for group, module in (
-        ("directions", directions),
-        ("probes", probes),
-        ("holdout", holdout),
-        ("defects", defects),
-    ):
-        if group in wanted:
-            notes.extend(module.skipped(task))
-    if "visible" in wanted:
-        notes.extend(visible.skipped(task))
-    if "mutants" in wanted:
-        notes.extend(mutants.skipped(task, mutant_limit))
-    return notes
+    return [note for group in GROUPS if group.name in wanted for note in group.skipped(task, plan)]
 
 
 def load_for_prove(root: Path) -> tuple[Task | None, str | None]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from endstate_author.probes.catalogue import PROBES
 from endstate_author.prove.checks import probes
-from endstate_author.prove.model import ProveContext
+from endstate_author.prove.model import Plan, ProveContext
 from endstate_harness.graders import grader_search_paths
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import load_task
@@ -20,7 +20,7 @@ from tests.support.tasks import SOLUTION, TaskBuilder
 
 
 def _names(task_root: Path) -> list[str]:
-    return [name for _, name, _ in probes.jobs(load_task(task_root))]
+    return [name for _, name, _ in probes.jobs(load_task(task_root), Plan())]
 
 
 def test_solution_that_adds_no_file_plans_each_probe_once(tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ def test_solution_that_adds_a_file_plans_the_stubs_variant_too(tmp_path: Path) -
     task = load_task(root)
     ctx = ProveContext(task, SandboxChoice("local", grading=True), grader_search_paths(root))
     stubbed = next(
-        fn for _, name, fn in probes.jobs(task) if name == "probe edit-tests (with stubs)"
+        fn for _, name, fn in probes.jobs(task, Plan()) if name == "probe edit-tests (with stubs)"
     )
     assert stubbed(ctx).outcome == "pass"
 

@@ -25,7 +25,7 @@ import typer
 from typer.testing import CliRunner
 
 from endstate_author.cli.cmd_redteam import redteam_command
-from endstate_author.prove.model import ProveContext
+from endstate_author.prove.model import Plan, ProveContext
 from endstate_author.redteam.probe_store import load_probe
 from endstate_author.redteam.triage import Triager, judge_layout
 from endstate_harness.graders import grader_search_paths
@@ -254,7 +254,7 @@ def test_a_task_graded_by_the_judge_rejects_the_saved_probe(tmp_path: Path) -> N
     task = load_task(suite / "judged-slug")
     search = grader_search_paths(task.root, suite_root=suite)
     ctx = ProveContext(task, SandboxChoice("local", grading=True), search)
-    mine = [job for job in probes.jobs(task) if "suite probe" in job[1]]
+    mine = [job for job in probes.jobs(task, Plan()) if "suite probe" in job[1]]
     assert len(mine) == 1  # the solution adds no file, so no stubs variant
     results = [fn(ctx) for _, _, fn in mine]
     assert [r.outcome for r in results] == ["pass"], [r.detail for r in results]
@@ -328,7 +328,10 @@ def test_bad_input_is_one_message_and_exit_2(tmp_path: Path) -> None:
                 "exists already",
             ),
             ([str(suite / "weak-chunk"), "--model", "m", "--save-probe", "Bad/Name"], "probe name"),
-            ([str(suite / "weak-chunk"), "--model", "m", "--sandbox", "vm"], "Invalid value for '--sandbox'"),
+            (
+                [str(suite / "weak-chunk"), "--model", "m", "--sandbox", "vm"],
+                "Invalid value for '--sandbox'",
+            ),
         ):
             result = CliRunner().invoke(cli, [*base, *args])
             assert result.exit_code == 2 and says in result.output, result.output

@@ -10,7 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from endstate_author.prove.grading import failing_detail, grade_end_state, least_counters
-from endstate_author.prove.model import Check, CheckResult, Job, ProveContext, make_job
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    Check,
+    CheckGroup,
+    CheckResult,
+    Job,
+    Plan,
+    ProveContext,
+    make_job,
+)
 from endstate_harness.task import Task
 
 
@@ -39,12 +48,22 @@ def defect_check(name: str, folder: Path) -> Check:
     return check
 
 
-def jobs(task: Task) -> Iterator[Job]:
+def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     for name, folder in task.defects.items():
         yield make_job("defects", f"defect {name} fails", defect_check(name, folder))
 
 
-def skipped(task: Task) -> list[CheckResult]:
+def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
     if task.defects:
         return []
     return [CheckResult("defects", "defects", "skipped", detail="no defects/")]
+
+
+GROUP = CheckGroup(
+    name="defects",
+    codes=("ES910",),
+    inputs=(*GRADING_INPUTS, "defects"),
+    jobs=jobs,
+    skipped=skipped,
+    summary="every declared defect overlay fails",
+)

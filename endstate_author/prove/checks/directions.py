@@ -17,7 +17,15 @@ from endstate_author.prove.grading import (
     least_counters,
     zero_counters,
 )
-from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    CheckGroup,
+    CheckResult,
+    Job,
+    Plan,
+    ProveContext,
+    make_job,
+)
 from endstate_harness.task import Task
 
 
@@ -68,13 +76,13 @@ def check_solution_passes(ctx: ProveContext) -> CheckResult:
     )
 
 
-def jobs(task: Task) -> Iterator[Job]:
+def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     yield make_job("directions", "fixture fails", check_fixture_fails)
     if task.category != "permissioning":
         yield make_job("directions", "solution passes", check_solution_passes)
 
 
-def skipped(task: Task) -> list[CheckResult]:
+def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
     if task.category != "permissioning":
         return []
     return [
@@ -85,3 +93,13 @@ def skipped(task: Task) -> list[CheckResult]:
             detail="a permissioning task has no solution direction",
         )
     ]
+
+
+GROUP = CheckGroup(
+    name="directions",
+    codes=("ES901", "ES902"),
+    inputs=GRADING_INPUTS,
+    jobs=jobs,
+    skipped=skipped,
+    summary="the graders fail on the untouched fixture and pass on the solution",
+)

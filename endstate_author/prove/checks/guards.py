@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from endstate_author.prove.harness import (
     Step,
@@ -32,10 +33,22 @@ from endstate_author.prove.harness import (
     run_scripted,
     solution_steps,
 )
-from endstate_author.prove.model import Check, CheckResult, Job, ProveContext, Unassessed, make_job
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    Check,
+    CheckGroup,
+    CheckResult,
+    Job,
+    Plan,
+    ProveContext,
+    Unassessed,
+    make_job,
+)
 from endstate_harness.agent.policy import allow_all
-from endstate_harness.runner import TaskResult
 from endstate_harness.task import Task
+
+if TYPE_CHECKING:
+    from endstate_harness.runner import TaskResult
 
 _PATH_ESCAPE = re.compile(r"(?:^|[\s;&|(=\"'])(?:/|~|\$HOME|\$\{HOME\}|\.\./)")
 _NETWORK_TOOL = re.compile(r"\b(?:curl|wget|nc|ncat|ssh|scp|rsync|ftp|telnet)\b")
@@ -268,7 +281,16 @@ def _as_one_result(fn: Callable[[ProveContext], list[CheckResult]]) -> Check:
     return run
 
 
-def jobs(task: Task) -> Iterator[Job]:
+def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     guard = GUARDS.get(task.category)
     if guard is not None:
         yield make_job("guards", f"{task.category} guard", _as_one_result(guard))
+
+
+GROUP = CheckGroup(
+    name="guards",
+    codes=("ES904", "ES905", "ES907"),
+    inputs=(*GRADING_INPUTS, "prompt.md", "oracle.json"),
+    jobs=jobs,
+    summary="the category's harness guard fires, and removing it makes the task fail",
+)

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from endstate_author.prove.grading import grade_end_state, least_counters
-from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    CheckGroup,
+    CheckResult,
+    Job,
+    Plan,
+    ProveContext,
+    make_job,
+)
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.task import Task
 
@@ -81,12 +89,12 @@ def check_holdout_sentinel(ctx: ProveContext) -> CheckResult:
     return CheckResult("holdout sentinel", "holdout", "pass")
 
 
-def jobs(task: Task) -> Iterator[Job]:
+def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     if task.category != "permissioning":
         yield make_job("holdout", "holdout sentinel", check_holdout_sentinel)
 
 
-def skipped(task: Task) -> list[CheckResult]:
+def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
     if task.category != "permissioning":
         return []
     return [
@@ -97,3 +105,13 @@ def skipped(task: Task) -> list[CheckResult]:
             detail="a permissioning task has no solution to stage it with",
         )
     ]
+
+
+GROUP = CheckGroup(
+    name="holdout",
+    codes=("ES903",),
+    inputs=GRADING_INPUTS,
+    jobs=jobs,
+    skipped=skipped,
+    summary="a failing sentinel staged with the holdout makes the solution fail",
+)

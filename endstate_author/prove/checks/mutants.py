@@ -20,11 +20,20 @@ from pathlib import Path
 
 from endstate_author.prove import cache
 from endstate_author.prove.grading import failing_detail, grade_end_state, least_counters
-from endstate_author.prove.model import Check, CheckResult, Job, ProveContext, make_job
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    Check,
+    CheckGroup,
+    CheckResult,
+    Job,
+    Plan,
+    ProveContext,
+    make_job,
+)
 from endstate_author.prove.mutation import Mutant, MutantSet, generate
 from endstate_harness.task import Task
 
-GROUP = "mutants"
+GROUP_NAME = "mutants"
 
 
 def mutant_set(task: Task) -> MutantSet | None:
@@ -58,7 +67,7 @@ def mutant_check(mutant: Mutant, base_key: str, use_cache: bool = True) -> Check
         survived = outcome == "fail"
         return CheckResult(
             label,
-            GROUP,
+            GROUP_NAME,
             "fail" if survived else "pass",
             detail=detail,
             code="ES911" if survived else None,
@@ -98,48 +107,48 @@ def mutant_check(mutant: Mutant, base_key: str, use_cache: bool = True) -> Check
     return check
 
 
-def jobs(
-    task: Task, limit: int, sandbox_key: Sequence[str], use_cache: bool = True
-) -> Iterator[Job]:
+def jobs(task: Task, plan: Plan) -> Iterator[Job]:
     """One job per mutant run; ``use_cache=False`` (``--no-cache``) grades every one anew."""
     found = mutant_set(task)
     if found is None:
         return
-    chosen, _ = found.selected(limit)
+    chosen, _ = found.selected(plan.mutant_limit)
     if not chosen:
         return
-    base_key = cache.mutant_base(task, sandbox_key)
+    base_key = cache.mutant_base(task, plan.sandbox_key)
     for mutant in chosen:
-        check = mutant_check(mutant, base_key, use_cache)
-        yield make_job(GROUP, f"mutant {mutant.id} fails", check)
+        check = mutant_check(mutant, base_key, plan.use_cache)
+        yield make_job(GROUP_NAME, f"mutant {mutant.id} fails", check)
 
 
-def skipped(task: Task, limit: int) -> list[CheckResult]:
+def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
     if task.category == "permissioning":
         return [
-            CheckResult("mutants", GROUP, "skipped", detail="a permissioning task has no solution")
+            CheckResult(
+                "mutants", GROUP_NAME, "skipped", detail="a permissioning task has no solution"
+            )
         ]
     found = mutant_set(task)
     if found is None:
-        return [CheckResult("mutants", GROUP, "skipped", detail="no solution/")]
+        return [CheckResult("mutants", GROUP_NAME, "skipped", detail="no solution/")]
     notes = []
     if not found.mutants:
         notes.append(
             CheckResult(
                 "mutants",
-                GROUP,
+                GROUP_NAME,
                 "skipped",
                 detail="the solution changes no text file, so no mutant",
             )
         )
     for mid, why in sorted(found.equivalent.items()):
-        notes.append(CheckResult(f"mutant {mid} fails", GROUP, "skipped",
+        notes.append(CheckResult(f"mutant {mid} fails", GROUP_NAME, "skipped",
                                  detail=f"marked equivalent: {why}"))  # fmt: skip
     for rel, line, mid in found.unknown_markers:
         notes.append(
             CheckResult(
                 f"marker {mid}",
-                GROUP,
+                GROUP_NAME,
                 "skipped",
                 detail=f"solution/{rel}:{line} marks {mid} equivalent, but no such mutant is "
                 "generated any more (remove the stale marker)",
@@ -178,7 +187,7 @@ def score(task: Task, limit: int, checks: Sequence[CheckResult]) -> Score | None
     found = mutant_set(task)
     if found is None or not found.mutants:
         return None
-    ran = [c for c in checks if c.group == GROUP and c.outcome != "skipped"]
+    ran = [c for c in checks if c.group == GROUP_NAME and c.outcome != "skipped"]
     if not ran:
         return None
     _, not_run = found.selected(limit)
@@ -191,3 +200,13 @@ def score(task: Task, limit: int, checks: Sequence[CheckResult]) -> Score | None
         equivalent=len(found.equivalent),
         not_run=not_run,
     )
+
+
+GROUP = CheckGroup(
+    name=GROUP_NAME,
+    codes=("ES911",),
+    inputs=GRADING_INPUTS,
+    jobs=jobs,
+    skipped=skipped,
+    summary="generated wrong solutions (partial solutions, operator mutants) fail",
+)

@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from endstate_author.prove.harness import failed_detail, oracle_steps, run_scripted
-from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
+from endstate_author.prove.model import (
+    GRADING_INPUTS,
+    CheckGroup,
+    CheckResult,
+    Job,
+    Plan,
+    ProveContext,
+    make_job,
+)
 from endstate_harness.task import Task
 
 CHECK = "oracle through the harness"
@@ -34,6 +42,16 @@ def check_oracle(ctx: ProveContext) -> CheckResult:
     return CheckResult(CHECK, "oracle", "fail", detail=failed_detail(result), code="ES907")
 
 
-def jobs(task: Task) -> Iterator[Job]:
+def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     if task.category not in GUARDED_CATEGORIES:
         yield make_job("oracle", CHECK, check_oracle)
+
+
+GROUP = CheckGroup(
+    name="oracle",
+    codes=("ES907",),
+    # the runner's context budget and token counts include the prompt
+    inputs=(*GRADING_INPUTS, "prompt.md", "oracle.json"),
+    jobs=jobs,
+    summary="a scripted agent writes the solution through the full runner and passes",
+)

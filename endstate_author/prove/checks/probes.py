@@ -20,9 +20,12 @@ from typing import Any
 from endstate_author.probes.catalogue import PROBES, injection_targets
 from endstate_author.prove.grading import grade_end_state, least_counters
 from endstate_author.prove.model import (
+    GRADING_INPUTS,
     Check,
+    CheckGroup,
     CheckResult,
     Job,
+    Plan,
     ProveContext,
     Unassessed,
     make_job,
@@ -120,7 +123,7 @@ def _test_dir(task: Task) -> str:
     return "tests"
 
 
-def jobs(task: Task) -> Iterator[Job]:
+def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     if task.category == "permissioning":
         return
     targets = injection_targets(task.fixture)
@@ -145,7 +148,7 @@ def jobs(task: Task) -> Iterator[Job]:
             )
 
 
-def skipped(task: Task) -> list[CheckResult]:
+def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
     if task.category != "permissioning":
         return []
     return [
@@ -156,3 +159,13 @@ def skipped(task: Task) -> list[CheckResult]:
             detail="a permissioning task changes nothing to probe",
         )
     ]
+
+
+GROUP = CheckGroup(
+    name="probes",
+    codes=("ES906",),
+    inputs=(*GRADING_INPUTS, "suite-probes"),
+    jobs=jobs,
+    skipped=skipped,
+    summary="every known reward hack (and the suite's saved probes) is rejected",
+)

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from endstate_author.discovery import builtin_name, grader_command, test_files
 from endstate_author.lint.context import TaskContext
 from endstate_author.prove.grading import failing_detail, grade_end_state, zero_counters
-from endstate_author.prove.model import CheckResult, Job, ProveContext, make_job
+from endstate_author.prove.model import CheckGroup, CheckResult, Job, Plan, ProveContext, make_job
 from endstate_harness.task import Task
 
-GROUP = "visible"
+GROUP_NAME = "visible"
 NAME = "visible tests fail on the fixture"
 
 
@@ -65,7 +65,7 @@ def check_visible_fail(ctx: ProveContext, strict: bool) -> CheckResult:
     if all(v.passed for v in verdicts):
         return CheckResult(
             NAME,
-            GROUP,
+            GROUP_NAME,
             "fail",
             code="ES912",
             severity="error" if strict else "warning",
@@ -79,25 +79,38 @@ def check_visible_fail(ctx: ProveContext, strict: bool) -> CheckResult:
         if not check.passed:
             reason = check.name
             break
-    return CheckResult(NAME, GROUP, "pass", detail=reason or failing_detail(graded))
+    return CheckResult(NAME, GROUP_NAME, "pass", detail=reason or failing_detail(graded))
 
 
-def jobs(task: Task, strict: bool) -> Iterator[Job]:
+def jobs(task: Task, plan: Plan) -> Iterator[Job]:
     if task.category == "permissioning":
         return
     indexes = running_graders(task)
     if indexes and _visible_test_files(task, indexes):
-        yield make_job(GROUP, NAME, lambda ctx: check_visible_fail(ctx, strict))
+        yield make_job(GROUP_NAME, NAME, lambda ctx: check_visible_fail(ctx, plan.strict))
 
 
-def skipped(task: Task) -> list[CheckResult]:
+def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
     if task.category == "permissioning":
-        return [CheckResult(NAME, GROUP, "skipped", detail="permissioning tasks are exempt")]
+        return [CheckResult(NAME, GROUP_NAME, "skipped", detail="permissioning tasks are exempt")]
     indexes = running_graders(task)
     if not indexes:
-        return [CheckResult(NAME, GROUP, "skipped", detail="no grader runs tests")]
+        return [CheckResult(NAME, GROUP_NAME, "skipped", detail="no grader runs tests")]
     if not _visible_test_files(task, indexes):
         return [
-            CheckResult(NAME, GROUP, "skipped", detail="the fixture has no test the graders run")
+            CheckResult(
+                NAME, GROUP_NAME, "skipped", detail="the fixture has no test the graders run"
+            )
         ]
     return []
+
+
+GROUP = CheckGroup(
+    name=GROUP_NAME,
+    codes=("ES912",),
+    # the untouched fixture, without the holdout and the solution
+    inputs=("task.json", "fixture", "graders"),
+    jobs=jobs,
+    skipped=skipped,
+    summary="the fixture's own tests, run alone, fail on the untouched fixture",
+)

@@ -14,12 +14,15 @@ from endstate_author.discovery import (
     builtin_name,
     from_tests_pass,
     grader_command,
+    grader_names,
     missing_module_targets,
     parse_command,
     split_grader,
     test_files,
 )
 from endstate_author.lint.context import walk_tree
+from endstate_harness.graders import BUILTIN_GRADERS
+from endstate_harness.graders.reference import REFERENCE_GRADERS
 
 
 @pytest.mark.parametrize(
@@ -278,3 +281,10 @@ def test_test_files_unknown_is_empty_and_missing_modules(tmp_path: Path) -> None
     files = [rel for rel, e in entries.items() if not e.is_dir]
     cmd = parse_command("python -m unittest tests.test_top tests.test_gone")
     assert missing_module_targets(files, cmd) == ["tests.test_gone"]
+
+
+def test_grader_names_match_the_harness_table() -> None:
+    """discovery's copy of the grader names (kept apart so lint never imports the graders) is
+    tied to the harness's own table: a grader added there fails here until it is listed."""
+    assert set(REFERENCE_GRADERS) == grader_names.REFERENCE_NAMES
+    assert set(BUILTIN_GRADERS) == grader_names.HARNESS_NAMES
