@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from endstate_author.suggest import did_you_mean
-from endstate_harness.task import CATEGORIES
+from endstate_harness.layout import CATEGORIES
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 

@@ -199,7 +199,7 @@ def test_shipped_schema_is_in_sync_with_the_model() -> None:
 
 
 def test_new_scaffolds_lint_clean_for_every_category(tmp_path: Path) -> None:
-    from endstate_harness.task import CATEGORIES
+    from endstate_harness.layout import CATEGORIES
 
     for category in CATEGORIES:
         proc = cli("new", f"new-{category}", "--category", category, "--suite", str(tmp_path))

@@ -24,7 +24,7 @@ from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
 from endstate_author.discovery import TEST_GRADERS
 from endstate_author.jsonpos import parse
 from endstate_author.lint.context import walk_tree
-from endstate_harness.task import SOLUTION_DIR, TASK_FILE
+from endstate_harness.layout import SOLUTION_DIR, TASK_FILE
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from endstate_author.assist.vocabulary import (
     STOP_REASON_TEXT,
     model_fields,
 )
-from endstate_harness.task import CATEGORIES, COUNTERS, STOP_REASONS, Requires, model_at
+from endstate_harness.layout import CATEGORIES, COUNTERS, STOP_REASONS
+from endstate_harness.task import Requires, model_at
 
 CompletionKind = Literal["property", "value", "enum", "function", "file", "folder", "snippet"]
 

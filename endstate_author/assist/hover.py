@@ -20,7 +20,8 @@ from endstate_author.assist.vocabulary import (
     STOP_REASON_TEXT,
     model_fields,
 )
-from endstate_harness.task import COUNTERS, model_at
+from endstate_harness.layout import COUNTERS
+from endstate_harness.task import model_at
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from endstate_author.lint.context import walk_tree
-from endstate_harness.task import FIXTURE_DIR, HOLDOUT_DIR, PRUNED_NAMES, SOLUTION_DIR, TASK_FILE
+from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, PRUNED_NAMES, SOLUTION_DIR, TASK_FILE
 
 
 def fixture_paths(root: Path, limit: int = 5000) -> tuple[list[str], list[str]]:

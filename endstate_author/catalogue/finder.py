@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from endstate_author.catalogue import cache
-from endstate_harness.task import PRUNED_NAMES
+from endstate_harness.layout import PRUNED_NAMES
 
 _SKIP_DIRS = frozenset({"fixture", "holdout", "solution", "defects", "site-packages", "build",
                         "dist", "venv", "env"})

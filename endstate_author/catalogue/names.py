@@ -3,15 +3,13 @@
 A name in task.json is only text until it is split; the same split is used by every look-up,
 and the two library module names (``endstate.evals.graders``, the reference library the
 harness aliases, and ``endstate_harness.graders``) with their tables of short names come from
-the harness itself, so the catalogue cannot disagree with what the harness runs.
+the harness's own table (:mod:`endstate_harness.graders.names`), so the catalogue cannot
+disagree with what the harness runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from endstate_harness import graders as harness_graders
+from endstate_harness.graders.names import LIBRARY, REFERENCE_MODULE, REFERENCE_NAMES, THIS_MODULE
 
 
 def split_name(name: str) -> tuple[str, str] | None:
@@ -42,20 +40,22 @@ def canonical_name(name: str) -> str | None:
     return f"{module}:{attribute}"
 
 
-# ----- the harness's grader library (our own code; importing it runs no suite code) ----------
+# ----- the harness's grader library (its table only: no grader is imported) ------------------
 
 
 def reference_module() -> str:
-    return str(harness_graders.REFERENCE_MODULE)
+    return REFERENCE_MODULE
 
 
 def this_module() -> str:
-    return str(harness_graders.THIS_MODULE)
+    return THIS_MODULE
 
 
-def builtin_table() -> dict[str, Callable[..., Any]]:
-    return dict(harness_graders.BUILTIN_GRADERS)
+def builtin_table() -> dict[str, str]:
+    """Every grader of ``endstate_harness.graders``: short name -> the module defining it."""
+    return dict(LIBRARY)
 
 
-def reference_table() -> dict[str, Callable[..., Any]]:
-    return dict(harness_graders.REFERENCE_GRADERS)
+def reference_table() -> dict[str, str]:
+    """The graders ``endstate.evals.graders`` offers too, as :func:`builtin_table` has them."""
+    return {name: LIBRARY[name] for name in sorted(REFERENCE_NAMES)}

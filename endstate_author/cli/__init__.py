@@ -52,12 +52,15 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     """Entry point: lint's cached fast path when it can answer, else the typer app."""
-    if sys.argv[1:2] == ["lint"]:
+    if sys.argv[1:2] == ["lint"] or sys.argv[1:3] == ["hook", "lint"]:
         try:
             # deferred: only ``lint`` has a fast path, and it must not import the app
             from endstate_author.lint import fast as lintfast
 
-            status = lintfast.main(sys.argv[1:])
+            if sys.argv[1] == "hook":
+                status = lintfast.hook_main(sys.argv[2:])
+            else:
+                status = lintfast.main(sys.argv[1:])
         except KeyboardInterrupt:
             sys.stderr.write("endstate-author: interrupted\n")
             sys.exit(130)

@@ -18,7 +18,6 @@ import typer
 from endstate_author.cli.output import fail
 from endstate_author.rules.registry import RULES, all_rules
 from endstate_author.scaffold import ScaffoldError, create_task
-from endstate_author.schema import render_schema
 from endstate_author.suggest import did_you_mean
 
 
@@ -52,6 +51,9 @@ def rule(
 
 def schema() -> None:
     """Print the JSON Schema of task.json (the same file ships in the package)."""
+    # deferred: the schema is built from the pydantic model, which lint never needs
+    from endstate_author.schema import render_schema
+
     sys.stdout.write(render_schema())
 
 

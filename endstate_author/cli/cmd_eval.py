@@ -43,8 +43,9 @@ from endstate_harness.agent.providers import (
 )
 from endstate_harness.agent.session import SessionError, SessionStore
 from endstate_harness.agent.tools import DirectoryWorkspace
+from endstate_harness.layout import CATEGORIES
 from endstate_harness.runner import TaskResult, run_suite
-from endstate_harness.task import CATEGORIES, Task, TaskError, discover_tasks
+from endstate_harness.task import Task, TaskError, discover_tasks
 
 DEFAULT_STORE = Path.home() / ".endstate-author" / "sessions.sqlite3"
 PROVIDERS = ("openai", "oracle", "scripted")

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from endstate_author.discovery.command import TestCommand, tree_join
-from endstate_harness.task import PRUNED_NAMES
+from endstate_harness.layout import PRUNED_NAMES
 
 _VALID_MODULE = re.compile(r"^[_a-z]\w*\.py$", re.IGNORECASE)
 """unittest only imports files whose name is an identifier plus ``.py`` (loader.py)."""

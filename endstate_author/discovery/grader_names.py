@@ -26,6 +26,8 @@ TEST_GRADERS = frozenset({"tests_pass", "judged_tests"})
 ``judged_tests``. Both take the same discovery arguments (``start_dir``, ``pattern``,
 ``top_level_dir``) and both count wherever ``command_succeeds`` running unittest does."""
 HARNESS_NAMES = REFERENCE_NAMES | TEST_GRADERS
+VENDOR_MARKER = "# endstate-author-vendor:"
+"""How the second line of a module ``endstate-author vendor`` wrote starts (its header)."""
 VENDOR_MODULE = "endstate_vendor.graders"
 """Where ``endstate-author vendor`` writes ``tests_pass`` and ``judged_tests`` into a suite
 (:mod:`endstate_author.vendoring`): the same graders, so the same rules apply to them."""

@@ -20,8 +20,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from endstate_author.astwalk import walk_spans
 from endstate_author.catalogue import Catalogue, GraderInfo
 from endstate_author.config import Config
@@ -30,7 +28,7 @@ from endstate_author.discovery.grader_names import builtin_name
 from endstate_author.jsonpos import JNode, JPair, JsonDocument, LineIndex, parse
 from endstate_author.rules.declare import default_severity
 from endstate_harness.graders import pyast
-from endstate_harness.task import (
+from endstate_harness.layout import (
     DEFECTS_DIR,
     FIXTURE_DIR,
     HOLDOUT_DIR,
@@ -38,8 +36,8 @@ from endstate_harness.task import (
     PROMPT_FILE,
     SOLUTION_DIR,
     TASK_FILE,
-    TaskManifest,
 )
+from endstate_harness.plain_manifest import plainly_valid
 
 MAX_MANIFEST_BYTES = 1 << 20
 """A task.json over 1 MiB is not read (ES001 says why)."""
@@ -193,19 +191,19 @@ class TaskContext:
     @cached_property
     def model_errors(self) -> list[dict[str, Any]]:
         """pydantic's errors for the manifest (loc, type, msg, input), [] when it validates."""
-        if not self.is_object:
+        if not self.is_object or plainly_valid(self.data):
             return []
+        # deferred: the pydantic model (~0.1 s to import) only for a manifest that may be
+        # invalid; its errors are what lint reports
+        from pydantic import ValidationError  # deferred, as the model below
+
+        from endstate_harness.task import TaskManifest  # deferred, as above
+
         try:
             TaskManifest.model_validate(self.data)
         except ValidationError as exc:
             return [dict(e) for e in exc.errors(include_url=False)]
         return []
-
-    @cached_property
-    def manifest(self) -> TaskManifest | None:
-        if self.is_object and not self.model_errors:
-            return TaskManifest.model_validate(self.data)
-        return None
 
     @property
     def category(self) -> str:

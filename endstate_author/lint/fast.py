@@ -1,13 +1,16 @@
-"""What ``lint`` prints and exits with, without typer: shared by the command and its fast path.
+"""``lint`` without typer: what it prints and exits with, and the path that runs it.
 
-``endstate-author lint`` over a suite whose every task is in the cache should answer in the
-time it takes to hash the files. Importing typer (~0.1 s), the rules and the task model
-(~0.3 s) would cost more than that, so :func:`main` — called before the typer app is
-imported — reads the common invocations itself (paths, ``-o``, ``--strict``, ``--exit-zero``,
-``--isolated``, ``--config``, ``--select``, ``--ignore``) and answers when the cache holds
-every task. Anything else — another option, ``--help``, a usage error, a task to lint —
-returns None and the typer command runs as always, printing through :func:`report`, the same
-code, so both paths print the same bytes (tests compare them).
+Why a second reader of ``lint``'s arguments: typer 0.29 imports pydantic and builds a
+``TypeAdapter`` per parameter, so merely parsing ``lint``'s options through it costs more than
+linting one task (measured on this project's 2-core machine, fresh processes: a bare
+``python -c pass`` 12 ms; ``lint`` of one task, no cache, through typer 256 ms, of which
+typer's import ~90 ms; through this path about 120 ms). So :func:`main`, called before the
+typer app is imported, reads the options ``lint`` is run with day to day — paths, ``-o``,
+``--strict``, ``--exit-zero``, ``--isolated``, ``--config``, ``--select``, ``--ignore``,
+``--no-cache`` — and lints. Anything else (``--help``, ``--fix``, ``--diff``, a typo, a usage
+error, nothing to lint) returns None and the typer command runs as always: it remains the one
+definition of ``lint``'s interface, and a test holds this reader to its options. Both print
+through :func:`report`, so both paths print the same bytes (tests compare them).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from endstate_author.changed import tasks_for_files
 from endstate_author.lint.cache import LintCache
-from endstate_author.lint.run import CacheMiss, LintResult, lint_paths
+from endstate_author.lint.run import LintResult, lint_paths
 
 Echo = Callable[[str, bool], None]
 """``echo(text, err)``: one line on stdout (or stderr), as ``typer.echo`` prints it."""
@@ -69,7 +73,8 @@ def _echo(text: str, err: bool) -> None:
     stream.flush()
 
 
-_FLAGS = {"--strict": "strict", "--exit-zero": "exit_zero", "--isolated": "isolated"}
+_FLAGS = {"--strict": "strict", "--exit-zero": "exit_zero", "--isolated": "isolated",
+          "--no-cache": "no_cache"}  # fmt: skip
 _VALUES = {"-o": "format", "--output-format": "format", "--config": "config",
            "--select": "select", "--ignore": "ignore"}  # fmt: skip
 
@@ -80,6 +85,7 @@ def _parse(argv: Sequence[str]) -> dict[str, object] | None:
         return None
     opts: dict[str, object] = {"paths": [], "format": "text", "strict": False,
                                "exit_zero": False, "isolated": False, "config": None,
+                               "no_cache": False,
                                "select": [], "ignore": []}  # fmt: skip
     args = list(argv[1:])
     while args:
@@ -92,7 +98,7 @@ def _parse(argv: Sequence[str]) -> dict[str, object] | None:
         elif arg in _VALUES and args:
             opts_value(opts, _VALUES[arg], args.pop(0))
         elif arg.startswith("-") or not arg:
-            return None  # --help, --fix, --no-cache, "--", a typo: typer's to handle
+            return None  # --help, --fix, --diff, "--", a typo: typer's to handle
         else:
             opts["paths"].append(Path(arg))  # type: ignore[attr-defined]
     if opts["format"] not in FORMATS:
@@ -109,8 +115,24 @@ def opts_value(opts: dict[str, object], key: str, value: str) -> None:
         opts[key] = value
 
 
-def main(argv: Sequence[str]) -> int | None:
-    """The exit status of ``lint`` answered wholly from the cache, or None to run it normally."""
+def hook_main(argv: Sequence[str]) -> int | None:
+    """``hook lint FILES... [--strict]``: the tasks the files belong to, linted as
+    :func:`main` does (None: run the typer command instead)."""
+    files = [a for a in argv[1:] if a != "--strict"]
+    if not argv or argv[0] != "lint" or any(a.startswith("-") or not a for a in files):
+        return None
+    tasks = tasks_for_files(Path(f) for f in files)
+    if not tasks:
+        return 0
+    shown = ", ".join(t.as_posix() for t in tasks)
+    header = f"endstate-author lint: {len(tasks)} task(s): {shown}"
+    strict = ["--strict"] if "--strict" in argv[1:] else []
+    return main(["lint", *(str(t) for t in tasks), *strict], header=header)
+
+
+def main(argv: Sequence[str], *, header: str | None = None) -> int | None:
+    """The exit status of ``lint``, or None to run it through typer (see the module doc);
+    ``header`` is printed on stderr before the findings."""
     opts = _parse(argv)
     if opts is None or (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
         return None
@@ -121,15 +143,14 @@ def main(argv: Sequence[str]) -> int | None:
             isolated=bool(opts["isolated"]),
             select=opts["select"],  # type: ignore[arg-type]
             ignore=opts["ignore"],  # type: ignore[arg-type]
-            cache=LintCache.default(),
-            cached_only=True,
+            cache=None if opts["no_cache"] else LintCache.default(),
         )
-    except CacheMiss:
-        return None  # something to lint: the ordinary command lints it (and caches it)
     except Exception:
         return None  # a usage error or anything unforeseen: the ordinary command says it
     if not result.tasks:
         return None
+    if header is not None:
+        _echo(header, True)
     return report(
         result,
         str(opts["format"]),

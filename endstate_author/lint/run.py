@@ -39,10 +39,6 @@ class UsageError(ValueError):
     """A path or option the user gave cannot be used (exit 2)."""
 
 
-class CacheMiss(Exception):
-    """``lint_paths(..., cached_only=True)`` met a task or suite the cache cannot answer."""
-
-
 @dataclass
 class LintResult:
     """Findings (sorted), how many tasks, and the contexts made in this process: of the tasks
@@ -204,14 +200,11 @@ def lint_paths(
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     cache: LintCache | None = None,
-    cached_only: bool = False,
 ) -> LintResult:
     """Lint every task named by ``paths`` (raises UsageError / ConfigError for bad input).
 
     With a ``cache``, a task (and a suite's suite-wide rules) whose inputs are unchanged
-    answers from it, and every other is linted and stored. ``cached_only`` raises
-    :class:`CacheMiss` at the first task the cache cannot answer, before any rule is imported:
-    the command line's fast path, which then lints the ordinary way.
+    answers from it, and every other is linted and stored.
     """
     targets = resolve_targets(paths, cache.find_tasks if cache is not None else find_task_dirs)
     result = LintResult(tasks=len(targets))
@@ -225,8 +218,6 @@ def lint_paths(
         keys.append(key)
         if hit is not None:
             found[i] = hit
-        elif cached_only:
-            raise CacheMiss(str(task))
     suites: dict[Path, list[int]] = {}
     real: dict[Path, Path] = {}
     for i, (_task, suite, _config) in enumerate(jobs):
@@ -241,8 +232,6 @@ def lint_paths(
             hit = cache.lookup_suite(first[1], first[2], (keys[i] for i in members))[1]
         if hit is not None:
             suite_found[suite_key_path] = hit
-        elif cached_only:
-            raise CacheMiss(str(suite_key_path))
     contexts: dict[int, TaskContext] = {}
     pending = [i for i in range(len(jobs)) if i not in found]
     if pending:

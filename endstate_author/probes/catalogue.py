@@ -31,7 +31,7 @@ from endstate_author.probes.payloads import (
     REWRITE_EVIDENCE,
 )
 from endstate_harness.graders import pyast
-from endstate_harness.task import PRUNED_NAMES
+from endstate_harness.layout import PRUNED_NAMES
 
 _TEST_NAMES = re.compile(r"^(tests?|testing|conftest\.py|setup\.py|test_.*|.*_test\.py)$")
 

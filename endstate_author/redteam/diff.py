@@ -15,8 +15,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.sandbox.snapshot import Snapshot
-from endstate_harness.task import PRUNED_NAMES, Task
+from endstate_harness.task import Task
 
 MIN_LINE_CHARS = 6
 """A reference line shorter than this (``else:``, ``pass``, ``)``) says nothing about behaviour."""

@@ -17,17 +17,16 @@ from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit, d
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, unique_suggestion
-from endstate_harness.task import (
-    CATEGORIES,
-    STOP_REASONS,
-    model_at,
-)
+from endstate_harness.layout import CATEGORIES, STOP_REASONS
 
 Loc = tuple[str | int, ...]
 
 
 def allowed_keys(loc: Loc) -> list[str]:
     """The keys the object at ``loc`` may hold (aliases as written in JSON)."""
+    # deferred: the pydantic model costs ~0.1 s to import; only a key lint does not know asks
+    from endstate_harness.task import model_at
+
     model = model_at(loc)
     if model is None:
         return []

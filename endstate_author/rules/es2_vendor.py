@@ -17,9 +17,9 @@ from pathlib import Path
 from endstate_author import __version__
 from endstate_author.catalogue.source import MAX_MODULE_BYTES
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, display_path
+from endstate_author.discovery.grader_names import VENDOR_MARKER
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
-from endstate_author.vendoring.render import MARKER, is_current, read_header, render_module
 
 
 def _read_module(path: Path) -> bytes | None:
@@ -84,8 +84,11 @@ def vendored_graders_stale(ctx: TaskContext) -> Iterator[Diagnostic]:
             continue
         seen.add(path)
         raw = _read_module(path)
-        if raw is None or MARKER.encode() not in raw[:400]:
+        if raw is None or VENDOR_MARKER.encode() not in raw[:400]:
             continue
+        # deferred: rendering the current module reads the harness's sources (~20 ms)
+        from endstate_author.vendoring.render import is_current, read_header, render_module
+
         header = read_header(raw.decode("utf-8", errors="replace"))
         if header is None or is_current(header):
             continue

@@ -31,7 +31,7 @@ from endstate_author.jsonpos import JNode
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_harness.graders import grader_search_paths, pyast
-from endstate_harness.task import CATEGORIES
+from endstate_harness.layout import CATEGORIES
 
 NO_NEW_SKIPS = "endstate.evals.graders:no_new_skips"
 CHANGED_PATHS_WITHIN = "endstate.evals.graders:changed_paths_within"

@@ -22,13 +22,7 @@ from endstate_author.jsonpos import JNode
 from endstate_author.lint.context import TaskContext, TreeEntry
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import test_commands
-from endstate_harness.task import (
-    CATEGORIES,
-    FIXTURE_DIR,
-    HOLDOUT_DIR,
-    PRUNED_NAMES,
-    SOLUTION_DIR,
-)
+from endstate_harness.layout import CATEGORIES, FIXTURE_DIR, HOLDOUT_DIR, PRUNED_NAMES, SOLUTION_DIR
 
 TREES = (FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR)
 VCS_NAMES = (".git", ".hg", ".svn")

@@ -22,7 +22,7 @@ from endstate_author.diagnostics import Diagnostic
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
-from endstate_harness.task import FIXTURE_DIR, HOLDOUT_DIR
+from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR
 
 _CANNOT_CROSS_CALLS = frozenset(
     {"StringIO", "BytesIO", "open", "Path", "PurePath", "PosixPath", "Mock", "MagicMock",

@@ -26,7 +26,7 @@ from endstate_author.rules.es3_assertions import (
     solution_changes,
     test_commands,
 )
-from endstate_harness.task import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
+from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
 
 DEFAULT_SKIP_GLOB = "*test*.py"
 DEFAULT_MAX_STEPS = 25

@@ -34,7 +34,7 @@ from endstate_author.vendoring.render import (
     render_module,
 )
 from endstate_harness.graders import REFERENCE_GRADERS, REFERENCE_MODULE, THIS_MODULE
-from endstate_harness.task import find_task_dirs
+from endstate_harness.layout import find_task_dirs
 
 
 class VendorError(ValueError):

@@ -1,4 +1,5 @@
-"""The names of a task folder's parts and how task folders are found, without the model.
+"""The names of a task folder's parts, the format's vocabulary (categories, stop reasons,
+counters), and how task folders are found — without the pydantic model.
 
 Kept apart from :mod:`endstate_harness.task` (which builds the pydantic model at import, a
 few hundred milliseconds) so that a caller that only needs to find task folders — a cached
@@ -33,6 +34,27 @@ PRUNED_NAMES = frozenset(
     }
 )
 """Names pruned at every level when a tree is copied into a sandbox (task-format.md §1)."""
+
+CATEGORIES: tuple[str, ...] = (
+    "bug-fix", "feature", "refactor", "compaction", "permissioning", "recovery", "cost"
+)  # fmt: skip
+"""What a task may measure (task.json's ``category``)."""
+
+STOP_REASONS: tuple[str, ...] = (
+    "end_turn", "tool_use", "max_tokens", "budget_exceeded", "max_steps", "error"
+)  # fmt: skip
+"""Why an agent run stopped (``requires.stop_reason``)."""
+
+COUNTERS: dict[str, str] = {
+    "compaction_events": "compaction events recorded by the context manager during the run",
+    "denied_calls": "tool calls the permission policy denied",
+    "unsettled_calls": "non-idempotent tool calls left with an unknown outcome by a resume",
+    "steps": "agent loop steps, i.e. model calls",
+    "input_tokens": "prompt tokens summed over every model call of the run",
+    "output_tokens": "completion tokens summed over every model call of the run",
+    "total_tokens": "input plus output tokens summed over the run",
+}
+"""The run-level counters ``requires`` may bound, with what each counts."""
 
 
 def find_task_dirs(

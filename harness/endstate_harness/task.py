@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from pydantic import ValidationError as _ValidationError
 
 from endstate_harness.layout import (  # noqa: F401  (re-exported: the names every caller knows)
+    CATEGORIES,
+    COUNTERS,
     DEFECTS_DIR,
     FIXTURE_DIR,
     HOLDOUT_DIR,
@@ -35,6 +37,7 @@ from endstate_harness.layout import (  # noqa: F401  (re-exported: the names eve
     PROMPT_FILE,
     PRUNED_NAMES,
     SOLUTION_DIR,
+    STOP_REASONS,
     TASK_FILE,
     find_task_dirs,
 )
@@ -42,21 +45,9 @@ from endstate_harness.layout import (  # noqa: F401  (re-exported: the names eve
 Category = Literal[
     "bug-fix", "feature", "refactor", "compaction", "permissioning", "recovery", "cost"
 ]
-CATEGORIES: tuple[str, ...] = get_args(Category)
-
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "budget_exceeded", "max_steps", "error"]
-STOP_REASONS: tuple[str, ...] = get_args(StopReason)
-
-COUNTERS: dict[str, str] = {
-    "compaction_events": "compaction events recorded by the context manager during the run",
-    "denied_calls": "tool calls the permission policy denied",
-    "unsettled_calls": "non-idempotent tool calls left with an unknown outcome by a resume",
-    "steps": "agent loop steps, i.e. model calls",
-    "input_tokens": "prompt tokens summed over every model call of the run",
-    "output_tokens": "completion tokens summed over every model call of the run",
-    "total_tokens": "input plus output tokens summed over the run",
-}
-"""The run-level counters ``requires`` may bound, with what each counts."""
+# the vocabulary lives in layout.py (lint reads it without this model); the types must agree
+assert get_args(Category) == CATEGORIES and get_args(StopReason) == STOP_REASONS
 
 
 _closed = ConfigDict(extra="forbid", strict=True)

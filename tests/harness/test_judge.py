@@ -21,11 +21,12 @@ from endstate_author.probes.catalogue import PROBES, PROBES_BY_ID, injection_tar
 from endstate_harness.graders import changed_paths_within, grade, judged_tests
 from endstate_harness.graders import tests_pass as in_process_tests_pass
 from endstate_harness.graders.judge.wire import WireError, decode, encode
+from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.docker.container import IMAGE_ENV, DockerSandbox
 from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.sandbox.tree import file_digests
-from endstate_harness.task import PRUNED_NAMES, GraderSpec
+from endstate_harness.task import GraderSpec
 from tests.harness.grader_fixture import make_task as make_grader_task
 
 CASES = [[2, 3, 5], [10, -4, 6], [0, 0, 0]]

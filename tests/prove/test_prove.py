@@ -372,7 +372,7 @@ def test_unloadable_task_is_reported_not_crashed(build: TaskBuilder, cache: Path
 
 def test_every_scaffold_proves_clean(tmp_path: Path, cache: Path) -> None:
     """`endstate-author new` gives a newcomer a task that proves, in every category."""
-    from endstate_harness.task import CATEGORIES
+    from endstate_harness.layout import CATEGORIES
 
     suite = tmp_path / "new-suite"
     for category in CATEGORIES:

@@ -29,9 +29,10 @@ from endstate_author.prove.model import Plan, ProveContext
 from endstate_author.redteam.probe_store import load_probe
 from endstate_author.redteam.triage import Triager, judge_layout
 from endstate_harness.graders import grader_search_paths
+from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.sandbox.snapshot import read_snapshot
-from endstate_harness.task import PRUNED_NAMES, load_task
+from endstate_harness.task import load_task
 from tests.fake_openai import FakeOpenAI
 from tests.rules.conftest import SOLUTION, TaskBuilder, good
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from endstate_harness.agent.providers import ScriptedProvider
 from endstate_harness.agent.tools import default_tools
-from endstate_harness.task import PRUNED_NAMES, Task
+from endstate_harness.layout import PRUNED_NAMES
+from endstate_harness.task import Task
 
 Step = list[dict[str, Any]]
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from endstate_harness.agent.argcheck import fits
+from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.process.groups import kill_group
 from endstate_harness.sandbox.base import ExecResult, PathEscapeError
-from endstate_harness.task import PRUNED_NAMES
 
 MAX_OUTPUT_CHARS = 20_000
 DEFAULT_BASH_TIMEOUT_S = 120.0

@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from endstate_harness.errors import GraderContractError, SandboxError
 from endstate_harness.graders import reference
 from endstate_harness.sandbox.base import ExecResult, Sandbox
-from endstate_harness.task import GraderSpec
 from endstate_harness.verdict import Check, Verdict
 
 _ALIASED = ("endstate", "endstate.evals", "endstate.evals.graders")
@@ -55,6 +54,9 @@ def _build(name: str) -> types.ModuleType:
         module.__path__ = []  # a package, so that ``endstate.evals`` can be imported below it
         return module
     module.__path__ = []
+    # deferred: the pydantic task model, only when a suite grader imports endstate.evals
+    from endstate_harness.task import GraderSpec
+
     exported: dict[str, object] = {
         "Check": Check,
         "Verdict": Verdict,

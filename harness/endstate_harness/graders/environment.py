@@ -41,14 +41,16 @@ import inspect
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from endstate_harness.errors import SandboxDied, SandboxError
 from endstate_harness.graders.judge.grader import judged_tests
 from endstate_harness.graders.unittest_grader import tests_pass
 from endstate_harness.sandbox.base import ExecResult, Sandbox
-from endstate_harness.task import GraderSpec
 from endstate_harness.verdict import Verdict
+
+if TYPE_CHECKING:  # the pydantic model, only as a type here
+    from endstate_harness.task import GraderSpec
 
 Presence = Literal["present", "absent", "broken", "unknown"]
 """What the sandbox says of a program: found, not found, the sandbox cannot run a shell at

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from fnmatch import fnmatch
 
+from endstate_harness.graders.names import REFERENCE_MODULE  # noqa: F401  (re-exported)
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, Verdict
 
@@ -29,7 +30,6 @@ SKIP_MARKERS: tuple[str, ...] = (
 """The markers ``no_new_skips`` counts; the same expressions as endstate 0.3.0 so counts agree
 (``@pytest.mark.skipif`` counts once, ``@unittest.skipIf`` once)."""
 
-REFERENCE_MODULE = "endstate.evals.graders"
 
 
 def command_succeeds(

@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Self
 
 from endstate_harness.errors import EndStateError, PathEscapeError, SandboxDied, SandboxError
+from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.process import reaper, watchdog
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
 from endstate_harness.sandbox import tree
@@ -42,7 +43,6 @@ from endstate_harness.sandbox.snapshot import (
     delete_compiled_caches,
     read_snapshot,
 )
-from endstate_harness.task import PRUNED_NAMES
 
 FIXTURE_PRUNED = PRUNED_NAMES | END_STATE_PRUNED
 """What a fixture snapshot leaves out: what the copy into ``live/`` prunes, and what an end

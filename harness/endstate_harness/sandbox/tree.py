@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from endstate_harness.errors import PathEscapeError, SandboxError
-from endstate_harness.task import PRUNED_NAMES
+from endstate_harness.layout import PRUNED_NAMES
 
 _MAX_LINK_HOPS = 40
 """As many symlinks as one path may traverse before it is called a loop (Linux's ELOOP limit)."""
