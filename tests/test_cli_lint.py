@@ -253,3 +253,21 @@ def test_lint_imports_neither_prove_nor_the_agent_loop(tmp_path: Path) -> None:
     assert "endstate_author.lint.run" in imported
     heavy = ("endstate_author.prove", "endstate_harness.agent", "endstate_harness.runner")
     assert not sorted(m for m in imported if m.startswith(heavy))
+
+
+def test_the_fast_reader_knows_exactly_the_commands_options() -> None:
+    """lint's own argument reader (lint/fast.py) is held to the typer command, the one
+    definition of lint's interface: every option it reads is one of the command's, and every
+    option of the command is either read there or left to typer on purpose."""
+    import typer.main
+
+    from endstate_author.cli.app import app
+    from endstate_author.lint import fast
+
+    lint_command = typer.main.get_command(app).commands["lint"]  # type: ignore[attr-defined]
+    declared = {opt for p in lint_command.params for opt in getattr(p, "opts", [])
+                if opt.startswith("-")}
+    read = set(fast._FLAGS) | set(fast._VALUES)
+    left_to_typer = {"--fix", "--diff", "--help"}
+    assert read <= declared
+    assert declared - read <= left_to_typer
