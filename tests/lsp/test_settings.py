@@ -110,3 +110,11 @@ def test_update_merges() -> None:
     settings.update({"trusted": True})
     settings.update({"sandbox": "local"})
     assert (settings.trusted, settings.sandbox, settings.may_prove) == (True, "local", True)
+
+
+def test_the_sandbox_setting_offers_the_one_choice_every_command_has() -> None:
+    from endstate_harness.sandbox.choice import DEFAULT_KIND, SandboxKind
+    from endstate_lsp.settings import SANDBOXES, Settings
+
+    assert set(SANDBOXES) == {kind.value for kind in SandboxKind}
+    assert Settings().sandbox == DEFAULT_KIND.value
