@@ -11,7 +11,8 @@ STAMP  := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# the version lives in endstate_author/__init__.py: a bump re-installs, so the metadata follows
+$(STAMP): pyproject.toml endstate_author/__init__.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
