@@ -1,11 +1,4 @@
-"""The ``endstate-author`` typer app: which commands exist, and ``main``.
-
-lint, rule, schema, new, lsp, vendor and editor are always registered (they import nothing heavy).
-eval/run/sessions, prove, redteam, hook and sandbox are registered only when this invocation
-may call them: their modules import the agent loop or prove (~0.4 s), which ``lint`` and a
-cached ``prove`` should not pay. ``main`` is the last line of defence: every failure of the input
-is a message and an exit status, never a traceback.
-"""
+"""The ``endstate-author`` typer app: which commands exist, and ``main``."""
 
 from __future__ import annotations
 
