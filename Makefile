@@ -1,4 +1,4 @@
-# The two commands of the README's quick start: `make run` and `make test`.
+# The two commands of the README's quick start: `make run` and `make test` (and `make docs`).
 # Everything the tests need is installed and started here, so a fresh clone passes.
 
 PYTHON ?= python3
@@ -6,12 +6,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test setup system lint-self clean
+.PHONY: run test setup system lint-self docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# the version lives in endstate_author/__init__.py: a bump re-installs, so the metadata follows
+$(STAMP): pyproject.toml endstate_author/__init__.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
@@ -33,5 +34,11 @@ lint-self: setup
 test: setup system lint-self
 	@bash scripts/run-tests.sh
 
+# The documentation site: docs/rules/ regenerated from the rules, then a strict build into
+# site/ (a warning or a broken link fails). tests/test_docs.py does the same in `make test`.
+docs: setup
+	$(BIN)/python scripts/gen_rule_docs.py
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

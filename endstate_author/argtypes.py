@@ -1,23 +1,4 @@
-"""Does a JSON value from ``args`` fit a grader parameter's annotation? (ES208)
-
-Graders receive ``args`` exactly as JSON decoded them, bound as keyword arguments; nothing
-converts them. So the only honest check is on the JSON value itself against the annotation's
-*source text* (lint never imports a grader module, so no live type objects exist).
-
-This is deliberately a small evaluator, not a type checker: it knows the shapes an annotation
-of a grader parameter takes in practice (``str``, ``int``, ``float``, ``bool``, ``list[str]``,
-``Sequence[str]``, ``tuple[str, ...]``, ``dict[str, X]``, ``X | None``, ``Optional``,
-``Union``, ``Literal``, ``Annotated``, ``Any``, ``object``) and accepts everything it does not
-know, because a false ES208 on a sound task is worse than a missed one.
-
-Two judgements that differ from Python's own ``isinstance``:
-
-* a string is **not** a sequence of strings here: ``"paths": "tests/test_x.py"`` iterates by
-  character, and a grader checking each "path" then checks ``"t"``, ``"e"``... and can pass
-  vacuously (the classic ES208 bug);
-* ``bool`` is not an ``int`` (``true`` for an exit code is a typo, not a 1). An ``int`` is
-  accepted where ``float`` is expected, as Python's numeric tower does.
-"""
+"""Does a JSON value from ``args`` fit a grader parameter's annotation? (ES208)"""
 
 from __future__ import annotations
 

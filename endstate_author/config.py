@@ -1,21 +1,4 @@
-"""Configuration: ``[tool.endstate-author]`` in the nearest pyproject.toml above the suite.
-
-Conventions follow ruff, so they need no learning::
-
-    [tool.endstate-author]
-    select = ["ES"]                 # code prefixes to run (default: every rule)
-    ignore = ["ES106"]              # code prefixes to switch off
-    grader-paths = ["graders"]      # extra folders suite grader modules are looked up in
-
-    [tool.endstate-author.severity]
-    ES310 = "error"                 # re-rank a code ("error" | "warning")
-
-    [tool.endstate-author.per-task-ignores]
-    "legacy-*" = ["ES106"]          # fnmatch on the task id or folder name
-
-``--config FILE`` names the file explicitly; ``--isolated`` ignores every config file.
-A malformed config is a usage error (exit 2) with the file and the key named.
-"""
+"""Configuration: ``[tool.endstate-author]`` in the nearest pyproject.toml above the suite."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""Findings: what lint, prove and the editor show an author.
-
-A :class:`Diagnostic` carries a stable code (shared/spec/rules.md), a severity, a message
-that says what is wrong *and why it matters*, the file it is about and an exact range.
-Ranges are kept twice: as 1-based line/column for people and the JSON/SARIF outputs
-(``end_column`` is exclusive: the column just past the node), and as byte offsets into the
-file so the language server can convert to UTF-16 positions without re-deriving anything.
-
-A finding may carry a :class:`Fix`. ``safe`` fixes are applied by ``lint --fix``; the others
-are offered as quick fixes in the editor only.
-"""
+"""Findings: what lint, prove and the editor show an author."""
 
 from __future__ import annotations
 

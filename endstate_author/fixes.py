@@ -1,11 +1,4 @@
-"""Applying fixes: ``lint --fix`` and ``--diff``, and the editor's ``source.fixAll``.
-
-Edits are byte ranges into the file as the linter read it. Overlapping edits in one file
-are not combined: the first (by position) wins and the other waits for the next pass, so a
-fix is never applied to bytes another fix already moved. Everything outside the edited
-ranges is kept byte for byte. ``apply_fixes`` runs the linter again until nothing more is
-fixable (at most a few passes), because one fix can make another possible.
-"""
+"""Applying fixes: ``lint --fix`` and ``--diff``, and the editor's ``source.fixAll``."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""JSON with positions: every node of task.json knows its exact byte range.
-
-Two parsers, each for what it is best at:
-
-* the standard library's ``json`` decides *validity* and the position of the first syntax
-  error (it is exact and fast, and it is what endstate itself uses);
-* tree-sitter-json gives the *tree with positions*, tolerant of errors, so a half-typed file
-  in an editor still has objects, keys and values the linter and completion can point at.
-
-Duplicate keys are kept in :attr:`JNode.pairs` in order (``json`` keeps the last silently,
-which is why ES003 exists); :meth:`JNode.get` answers with the last, as ``json`` does.
-"""
+"""JSON with positions: every node of task.json knows its exact byte range."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""``endstate-author new``: a task folder for a category with the mandatory assertions in place.
-
-The scaffold is a small working task, not a template of TODOs: a package with one
-function, a red test, the holdout, the solution, and the graders its category needs, so it
-lints without errors at once and proves as soon as the author has replaced the example with
-the real project. prompt.md says what to replace.
-"""
+"""``endstate-author new``: a task folder for a category with the mandatory assertions in place."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The JSON Schema of task.json, generated from the task model.
-
-The schema ships in the package (``endstate_author/data/task.schema.json``) so editors can
-validate task.json through ``"$schema"`` before the language server starts; a test keeps the
-shipped file equal to :func:`build_schema`. Regenerate with
-``endstate-author schema > endstate_author/data/task.schema.json``.
-"""
+"""The JSON Schema of task.json, generated from the task model."""
 
 from __future__ import annotations
 

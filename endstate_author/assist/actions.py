@@ -1,11 +1,5 @@
 """Code actions on task.json: quick fixes, "fix all safe findings", and "add the missing
 mandatory assertions".
-
-Why this module exists: lint findings carry their own fixes
-(:class:`endstate_author.diagnostics.Fix`); the editor offers each as a quick fix on its
-finding, all the safe, non-overlapping ones at once as ``source.fixAll``, and one action no
-single finding carries: appending the authoring guide's four mandatory graders.
-Edits are byte ranges per file; the language server turns them into a workspace edit.
 """
 
 from __future__ import annotations

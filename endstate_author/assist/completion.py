@@ -1,10 +1,5 @@
 """Completion in task.json: keys, categories, stop reasons, bounds, grader names (with a
 snippet of their required arguments), argument names and fixture paths.
-
-Why this module exists: it is the one place that decides what may be typed at a cursor, for
-any state of typing (the buffer is usually invalid JSON). It answers with
-:class:`CompletionItem` values whose ``insert`` is an LSP snippet and whose range is in
-bytes; the language server only converts those ranges and the item kinds.
 """
 
 from __future__ import annotations

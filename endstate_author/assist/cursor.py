@@ -1,14 +1,4 @@
-"""The cursor in a half-typed task.json: which JSON path, and which token, is at a byte offset.
-
-Why this module exists: completion, hover and go-to-definition all start by asking "what is
-the cursor on?" of a buffer that is usually invalid JSON (the author is typing). A real parse
-fails there, so this reads the bytes *lexically* (strings, punctuation and bare words move a
-stack of open objects and arrays) and answers with a :class:`CursorContext`: the JSON path,
-whether a key or a value belongs there, and the byte range a completion replaces.
-
-Also here: :func:`arg_of` (which grader argument a path names) and :func:`utf16_column`
-(character columns in the UTF-16 units the language server protocol counts in).
-"""
+"""The cursor in a half-typed task.json: which JSON path, and which token, is at a byte offset."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""The graders a task can name, as completion, hover and go-to-definition need them.
-
-Why this module exists: those features show a grader's signature, its required arguments
-and where it is defined, for names that may belong to a suite module nobody may import (it
-is untrusted, half-written code). :class:`Graders` asks the static catalogue
-(:mod:`endstate_author.catalogue`, which reads source with ``ast``) and turns its answers
-into small :class:`GraderView` values; any failure there means "no such grader", never an
-exception in the editor.
-"""
+"""The graders a task can name, as completion, hover and go-to-definition need them."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """Hover in task.json: what the key, grader name, grader argument, ``requires`` counter,
 category or stop reason under the cursor means.
-
-Why this module exists: an author reading a manifest should not need the format reference
-open; hovering a grader name shows its signature and docstring (from the static catalogue,
-never by importing it), hovering a key its type and description from the task model. The
-answer is markdown plus the byte range it is about.
 """
 
 from __future__ import annotations

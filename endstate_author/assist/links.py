@@ -1,10 +1,4 @@
-"""Navigation from task.json: go-to-definition and document links.
-
-Why this module exists: a manifest names things that live in other files, a grader
-(``module:function``, defined in a suite module or the harness) and fixture paths
-(``"paths": ["tests/test_x.py"]``). :func:`definition` answers "where is the thing under the
-cursor", :func:`document_links` underlines every path argument that names an existing file.
-"""
+"""Navigation from task.json: go-to-definition and document links."""
 
 from __future__ import annotations
 

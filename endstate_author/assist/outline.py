@@ -1,10 +1,5 @@
 """The outline of task.json (document symbols): its keys, each grader with its arguments,
 each ``requires`` bound.
-
-Why this module exists: a manifest with a dozen graders is long; the outline names each
-grader by its function (``files_unchanged``) with its arguments as children, and shows a
-bound as ``<= 10`` rather than raw JSON. Read from the positioned parse, so every symbol
-has exact byte ranges.
 """
 
 from __future__ import annotations

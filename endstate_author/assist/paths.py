@@ -1,10 +1,5 @@
 """Files around task.json: the fixture's paths, what a path argument points at, which task a
 file belongs to.
-
-Why this module exists: path completion, the "add the missing mandatory assertions" action,
-go-to-definition on a path argument and document links all read the task's folders; they
-share one listing (symlinks are listed, never followed) and one rule for resolving a
-relative path, so a path completion offers is a path a link opens.
 """
 
 from __future__ import annotations

@@ -1,15 +1,4 @@
-"""What an editor may show of a task's proof before prove runs, and as its checks end.
-
-Why this module exists: prove on save must answer while the author still looks at the file,
-and most of a proof is usually known already — each check's result is cached under the parts
-of the task folder it reads (:mod:`endstate_author.prove.checkcache`). Here the server finds,
-for the task *as it is on disk now*, which checks the cache answers (shown at once) and which
-must run again (their old results are stale: never shown), and turns any set of results —
-the cached ones, then each one prove streams as it ends — into the findings prove itself
-would report for them. Nothing here runs suite code: the task is loaded, its checks planned
-and its files hashed, as ``prove`` does before it runs anything. And when the server had to
-kill a cancelled proof, :func:`remove_containers_of` removes the containers it left.
-"""
+"""What an editor may show of a task's proof before prove runs, and as its checks end."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""What the words of task.json mean: the texts completion and hover show for them.
-
-Why this module exists: completion (the documentation of a proposal) and hover (the text
-under the cursor) describe the same keys, categories and stop reasons; both read them here
-so the two never disagree. The field lists themselves come from the harness's task model
-(:func:`endstate_harness.task.model_at`), the single definition of the format.
-"""
+"""What the words of task.json mean: the texts completion and hover show for them."""
 
 from __future__ import annotations
 

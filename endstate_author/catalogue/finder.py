@@ -1,12 +1,4 @@
-"""Finding a module's file the way Python's path-based import would, without importing it.
-
-Per dotted part, each searched folder is listed (names are matched against the listing, so
-a case-insensitive file system does not find what import would not); a package with
-``__init__.py`` wins, then ``part.py``, then namespace portions. Links leading outside a search
-root are noted, never followed. An installed package is located by asking
-:func:`importlib.util.find_spec` for its *top-level* name only (a dotted name would import its
-parents). :func:`modules_below` lists every module below a folder, for completion.
-"""
+"""Finding a module's file the way Python's path-based import would, without importing it."""
 
 from __future__ import annotations
 

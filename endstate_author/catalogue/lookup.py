@@ -1,12 +1,4 @@
-"""The :class:`Catalogue`: what a grader name in task.json points at, or why it points nowhere.
-
-A catalogue belongs to one task: its search roots are the folders of task-format.md §7 in
-order. A look-up splits the name, answers built-ins from the harness's tables, finds a suite
-module's file (:mod:`~endstate_author.catalogue.finder`), reads its functions
-(:mod:`~endstate_author.catalogue.source`), follows re-exports, and otherwise says precisely
-what is missing with the names the author probably meant. :meth:`Catalogue.all_graders`
-lists every grader a task could name, for completion.
-"""
+"""The :class:`Catalogue`: what a grader name in task.json points at, or why it points nowhere."""
 
 from __future__ import annotations
 

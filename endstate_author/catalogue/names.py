@@ -1,11 +1,4 @@
-"""Grader names: ``module:function`` split and spelled one way, and which names are built-in.
-
-A name in task.json is only text until it is split; the same split is used by every look-up,
-and the two library module names (``endstate.evals.graders``, the reference library the
-harness aliases, and ``endstate_harness.graders``) with their tables of short names come from
-the harness's own table (:mod:`endstate_harness.graders.names`), so the catalogue cannot
-disagree with what the harness runs.
-"""
+"""Grader names: ``module:function`` split and spelled one way, and which names are built-in."""
 
 from __future__ import annotations
 

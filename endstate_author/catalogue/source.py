@@ -1,10 +1,4 @@
-"""Reading a grader module's source: its top-level functions and signatures, with :mod:`ast`.
-
-The module is parsed, never imported or executed. What is kept (:class:`ParsedModule`) is
-what a look-up needs: top-level ``def``s with their parameters, names re-exported with
-``from ... import``, names whose signature cannot be read, star imports, and whether a module
-``__getattr__`` makes any name possible. Parsed modules are cached by (path, mtime, size).
-"""
+"""Reading a grader module's source: its top-level functions and signatures, with :mod:`ast`."""
 
 from __future__ import annotations
 

@@ -1,22 +1,7 @@
 """The ``endstate-author`` command line: one module per command group.
 
-- :mod:`~endstate_author.cli.app` — the typer app, which commands it registers when, ``main``;
-- :mod:`~endstate_author.cli.output` — ``--output-format`` and how findings are printed
-  (:mod:`~endstate_author.cli.formats` renders them);
-- :mod:`~endstate_author.cli.cmd_lint` — ``lint`` (:mod:`~endstate_author.lint.fast`: what
-  it prints, and its fast path for a suite the cache answers whole);
-- :mod:`~endstate_author.cli.cmd_prove` — ``prove``;
-- :mod:`~endstate_author.cli.cmd_eval` — ``eval``, ``run`` and ``sessions``;
-- :mod:`~endstate_author.cli.cmd_hook` — ``hook`` (git hooks: changed files to tasks);
-- :mod:`~endstate_author.cli.cmd_authoring` — ``rule``, ``schema`` and ``new``;
-- :mod:`~endstate_author.cli.cmd_lsp` — ``lsp``.
-
-Exit codes everywhere: 0 clean, 1 findings that count, 2 a usage error or an unassessed
-check. ``endstate_author.cli:run`` is the console script (``main``, then a quick exit);
-``app``, ``OutputFormat`` and ``emit`` are re-exported so the names this module had before it
-became a package still work.
-They are loaded on first use: ``main`` first tries lint's cached fast path, which must not pay
-for importing typer and every command.
+``endstate_author.cli:run`` is the console script (``main``, then a quick exit); ``app``,
+``OutputFormat`` and ``emit`` are loaded on first use, so lint's fast path pays for none of them.
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""The ``endstate-author`` typer app: which commands exist, and ``main``.
-
-lint, rule, schema, new and lsp are always registered (they import nothing heavy).
-eval/run/sessions, prove, redteam, hook and sandbox are registered only when this invocation
-may call them: their modules import the agent loop or prove (~0.4 s), which ``lint`` and a
-cached ``prove`` should not pay. ``main`` is the last line of defence: every failure of the input
-is a message and an exit status, never a traceback.
-"""
+"""The ``endstate-author`` typer app: which commands exist, and ``main``."""
 
 from __future__ import annotations
 
@@ -16,6 +9,7 @@ from typing import Annotated
 import typer
 
 from endstate_author import __version__
+from endstate_author.cli import cmd_editor
 from endstate_author.cli.cmd_authoring import new, rule, schema
 from endstate_author.cli.cmd_lint import lint
 from endstate_author.cli.cmd_lsp import lsp
@@ -53,6 +47,7 @@ app.command("schema")(schema)
 app.command("new")(new)
 app.command("lsp")(lsp)
 app.command("vendor")(vendor)
+app.add_typer(cmd_editor.app, name="editor")
 
 
 def _wanted(*names: str) -> bool:

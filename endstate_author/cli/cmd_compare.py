@@ -1,10 +1,4 @@
-"""``eval compare RUN_A RUN_B``: two saved eval runs side by side (console, and HTML).
-
-Registered as a sub-command of ``eval`` only when the command line asks for it
-(:mod:`endstate_author.cli.app`), since ``eval SUITE`` takes a folder as its first argument.
-Reads only the run folders (results.json, sessions.sqlite3); a folder that is not a run is one
-message and exit 2.
-"""
+"""``eval compare RUN_A RUN_B``: two saved eval runs side by side (console, and HTML)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """The ``eval``, ``run`` and ``sessions`` commands.
 
-``eval`` runs a suite through the embedded harness and writes report.md and results.json;
-``run`` is one agent run outside any suite, working directly in a folder the user names;
-``sessions`` lists the saved ``run`` sessions. :mod:`endstate_author.cli.app` registers the
-three functions only when one of them may be called (this module imports the agent loop);
-``python -m endstate_author.cli_eval`` runs them standalone, through :data:`app`.
-
-Bad input (a missing suite, an unknown task or category, a provider without a model, a
-malformed prices file) is one plain message and exit status 2, never a traceback. Ctrl-C
-closes every sandbox (containers removed) before exiting with 130. ``eval`` exits 0 when every
-run passed, 1 when some failed, and 2 when any was unassessed (a harness error), as prove does.
+``python -m endstate_author.cli_eval`` runs them standalone. Exit status as prove's: 0 every
+run passed, 1 some failed, 2 any was unassessed (a harness error) or bad input.
 """
 
 from __future__ import annotations

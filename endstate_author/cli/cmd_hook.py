@@ -1,20 +1,4 @@
-"""Git-hook entry point: from the files a commit changes to the tasks they belong to.
-
-pre-commit hands a hook the list of changed files (``pass_filenames: true``), but ``lint``
-and ``prove`` take task folders: a changed ``tasks/x/fixture/pkg/a.py`` must lint
-``tasks/x`` and nothing else, so that one broken task elsewhere in the suite does not block
-an unrelated commit, and a hook over a large suite stays as fast as the change is small.
-
-The mapping is a pure function of the paths and of where task.json files sit
-(:func:`endstate_author.changed.tasks_for_files`); the command (:func:`hook_command`) then
-runs the ordinary ``lint`` or ``prove`` command on those folders, so a hook prints exactly
-what the CLI prints (``hook lint`` through lint's fast path when it can,
-:func:`endstate_author.lint.fast.hook_main`).
-
-``python -m endstate_author.hooks lint FILES...`` runs it without the main CLI, which is what
-``.pre-commit-hooks.yaml`` uses: the hook then does not depend on how the CLI registers it
-(:mod:`endstate_author.hooks` is that stable module path; the code lives here).
-"""
+"""Git-hook entry point: from the files a commit changes to the tasks they belong to."""
 
 from __future__ import annotations
 

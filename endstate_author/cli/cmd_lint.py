@@ -1,11 +1,4 @@
-"""``endstate-author lint``: every static defect of the tasks under PATHS (codes ES0–ES5).
-
-Conventions follow ruff: ``lint PATH...`` with ``--output-format``, ``--fix``/``--diff``,
-``--select``/``--ignore``, ``--config``/``--isolated``; exit 0 when clean, 1 on findings
-that count, 2 on a usage failure (a path with no task.json under it included). This module
-imports the linter and nothing of prove or the agent loop: lint is the command that must
-start fastest.
-"""
+"""``endstate-author lint``: every static defect of the tasks under PATHS (codes ES0–ES5)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""``endstate-author lsp``: start the language server (stdio, or ``--tcp HOST:PORT``).
-
-The server is the separate package ``endstate_lsp``, which is built on this one
-(``endstate_lsp → endstate_author → endstate_harness``). So that the layers keep pointing one
-way, this command does not import it: it runs the module ``endstate_lsp`` by name, in this
-process, exactly as ``python -m endstate_lsp`` does.
-"""
+"""``endstate-author lsp``: start the language server (stdio, or ``--tcp HOST:PORT``)."""
 
 from __future__ import annotations
 

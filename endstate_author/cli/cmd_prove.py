@@ -1,12 +1,4 @@
-"""``endstate-author prove``: the command-line face of :mod:`endstate_author.prove`.
-
-Prints one table per task of every check (text), the findings as lint prints them, or
-one JSON document of both. Exit codes: 0 when every check passed (or was skipped with a
-reason), 1 when any check found a defect (even when others were unassessed), 2 when checks
-were unassessed (ES908) and none failed, or the input was unusable (no task.json under the
-paths). Registered on the app only when ``prove`` may be called, so that lint never imports
-prove.
-"""
+"""``endstate-author prove``: the command-line face of :mod:`endstate_author.prove`."""
 
 from __future__ import annotations
 

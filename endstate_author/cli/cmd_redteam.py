@@ -1,15 +1,4 @@
-"""``endstate-author redteam``: point a model at a task, told to pass without doing the work.
-
-Each attempt is an agent run through the embedded harness with the red-team instruction
-(:mod:`endstate_author.redteam`); an end state that passes every grader is triaged at once, and
-a confirmed exploit is ES913. ``--save-probe NAME`` keeps confirmed exploits as suite probes
-(``probes/NAME/`` beside the task folders) that ``prove`` replays on every task from then on.
-
-Bad input (no task, no model, a missing key, an existing probe folder, a malformed prices
-file) is one message and exit 2 before any sandbox starts. Exit status: 1 for any ES913, else
-2 when any attempt could not be assessed (an endpoint that fails is an error, never a
-finding) or triage could not decide, else 0. Ctrl-C closes every sandbox and exits 130.
-"""
+"""``endstate-author redteam``: point a model at a task, told to pass without doing the work."""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""``endstate-author sandbox build`` and ``sandbox status``: the Docker image is the tool's own.
-
-Why a command of the package and not a repository script: a user who installed endstate-author
-from a wheel has no repository, and many machines cannot pull images from a registry. ``build``
-makes the toolkit's own image (``endstate-sandbox:<version>``) from the machine's Debian
-packages (:func:`endstate_harness.sandbox.docker.image.build_image`); ``status`` says which image
-prove and eval
-will use and why (:func:`endstate_harness.sandbox.docker.image.resolve_image`, the one resolution
-order).
-Registered on the app only when ``sandbox`` may be called: it imports the Docker client.
-
-Exit codes: ``build`` 0 when the image is there afterwards (built, or already present), 2 with
-one paragraph when it cannot be built; ``status`` 0 when a Docker run can start, else 2.
-"""
+"""``endstate-author sandbox build`` and ``sandbox status``: the Docker image is the tool's own."""
 
 from __future__ import annotations
 

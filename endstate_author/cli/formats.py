@@ -1,10 +1,4 @@
-"""Output formats for findings: text (rich), json, sarif (2.1.0) and github annotations.
-
-Part of the CLI: what lint, prove and the git hook print, through
-:func:`endstate_author.cli.output.emit`. The JSON shape is an interface (editors, CI scripts
-and prove's own JSON embed it): a list of objects with exactly ``code, severity, message,
-file, line, column, end_line, end_column``, 1-based, ``end_column`` exclusive. Keep it stable.
-"""
+"""Output formats for findings: text (rich), json, sarif (2.1.0) and github annotations."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""What prove shows while it works, on stderr: a person waiting must see it move.
-
-Without a terminal (CI logs, pre-commit, a pipe) nothing redraws, so each task prints one
-line the moment it is proved — its outcome counts and seconds — and the line is flushed so a
-reader of the pipe sees it before the next task ends. On a terminal a live display names the
-task being proved and the checks running in it, and moves as each check ends. ``--quiet``
-silences both; the results themselves are printed on stdout either way. An editor asks for
-``--progress-json`` (:class:`JsonProgress`): one JSON object per line as each check starts
-and ends, with its result, so that it can show findings before the whole proof is done.
-"""
+"""What prove shows while it works, on stderr: a person waiting must see it move."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """``--sandbox`` and ``--image``: the same two options, the same resolution and the same
 header line for every command that runs a task's code (prove, eval, run, redteam, hook).
-
-The choice itself is the harness's (:func:`endstate_harness.sandbox.choice.resolve_sandbox`);
-this module only turns it into options, one line on stderr, and exit status 2 for a sandbox
-that was asked for and cannot be used.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Reading a test command the way the shell and the runner would: :func:`parse_command`.
-
-Only what can be read exactly is recognised: ``python -m unittest`` (discovery or named
-modules), ``python -m pytest`` / ``pytest``, optionally behind ``cd DIR &&`` and ``VAR=value``
-prefixes; :func:`from_tests_pass` derives the discovery the ``tests_pass`` grader runs. Anything
-else is a :class:`TestCommand` whose runner is ``unknown``, with the reason.
-"""
+"""Reading a test command the way the shell and the runner would: :func:`parse_command`."""
 
 from __future__ import annotations
 

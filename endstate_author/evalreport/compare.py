@@ -1,14 +1,4 @@
-"""Two eval runs side by side: which tasks flipped, and whether the difference is real.
-
-A pass rate moves from run to run for reasons that have nothing to do with the model (a
-flaky task, five tasks instead of fifty). So the comparison names the tasks that flipped,
-gives the difference of pass rates with a 95% confidence interval (Newcombe's hybrid score
-interval for two proportions, built from Wilson intervals, which stays inside [-1, 1] and
-behaves with small counts and rates near 0 or 1), and the cost and token deltas.
-
-A task's outcome in a run is the majority of its assessed tries; a task with no assessed try
-(every try an error) is "error" and never counted as a flip.
-"""
+"""Two eval runs side by side: which tasks flipped, and whether the difference is real."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The eval summary on the console, as real tables.
-
-report.md is Markdown for files and diffs; printed as-is, its tables were hard-wrapped at 80
-columns and its tracebacks flattened. Here the same numbers are rich tables (a cell wraps
-inside its column, never across the table), tries count from 1, a failure lists only the
-checks that failed with their detail kept on its own lines, and a failure the plain oracle
-cannot avoid (compaction, permissioning) says why it is expected.
-"""
+"""The eval summary on the console, as real tables."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""report.html and compare.html: one self-contained file each, to open from disk or CI.
-
-Everything is inline — the CSS, the charts (static SVG from :mod:`.charts`), the transcripts —
-and there is no script at all: a task's row expands with ``<details>``, so the page works
-where scripts are blocked and never makes a request of its own. Every value from a run is
-escaped: a transcript holds whatever the model wrote.
-"""
+"""report.html and compare.html: one self-contained file each, to open from disk or CI."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""The eval report: ``report.md`` for people, ``results.json`` for machines.
-
-A pass rate alone hides too much: two models at 80% are not the same product if one needs
-6 steps and $0.02 a task and the other 34 steps and $1.40. So the summary carries steps,
-tokens, cost, model-call latency, compactions and denials beside the rate.
-
-Three rules shape the numbers:
-
-* **Errors are not failures.** A run the harness could not assess (sandbox down, provider
-  failing) is counted apart and kept out of every rate.
-* **Unknown cost is unknown.** Prices are data the user supplies per model; a model with no
-  price makes the cost ``null`` in JSON and "unknown" in markdown, never 0.
-* **Percentiles are nearest-rank**, not interpolated: a 20-task suite does not have the
-  precision an interpolated p95 implies.
+"""The eval report: ``report.md`` for people, ``results.json`` for machines. Errors are kept
+out of every rate, an unknown cost stays unknown, percentiles are nearest-rank.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""Where units of work run: this machine's pool (the default) or a Ray cluster.
-
-prove's unit is one task, eval's one task attempt. The local executor is what prove and eval
-always did (a thread pool in this process, each unit in its own sandbox). The Ray executor
-(:mod:`endstate_author.executors.ray`, an optional extra: ``endstate-author[ray]``) sends
-each unit to whichever node of a cluster has room for it, and brings the results back to
-this process — the *driver*, the only one that writes the prove cache and eval's outputs.
-The engine is imported only when ``--executor ray`` asks for it.
-"""
+"""Where units of work run: this machine's pool (the default) or a Ray cluster."""
 
 from __future__ import annotations
 

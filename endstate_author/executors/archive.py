@@ -1,12 +1,4 @@
-"""A task's files as one content-addressed archive, for a node that has none of them.
-
-On a cluster the machine that runs a check or an attempt is not the one holding the suite.
-The driver packs each task once — the task folder and the suite's own grader modules it
-names — into a deterministic tar (sorted entries, no times, no owners), keyed by the SHA-256
-of its bytes, and puts it in the engine's object store once; every check and every attempt
-of that task reuses the same object. A node unpacks it into a scratch folder laid out as a
-one-task suite (``<scratch>/suite/<task folder name>/``), works there, and removes it.
-"""
+"""A task's files as one content-addressed archive, for a node that has none of them."""
 
 from __future__ import annotations
 

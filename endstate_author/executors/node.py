@@ -1,15 +1,4 @@
-"""The work one node of a cluster does for one unit: prove one task, run one attempt.
-
-Plain functions, free of the engine, so that what runs on a node is the same code the local
-executor runs (:func:`endstate_author.prove.run.prove_task`,
-:func:`endstate_harness.runner.run_task`) over the task unpacked from its archive. Nothing
-here writes outside its scratch folder: the prove cache stays off (the driver answers from
-it and fills it) and the attempt's session store is a scratch file whose bytes go back to
-the driver. On cancellation (the engine raises KeyboardInterrupt in the unit's thread)
-every sandbox the unit opened is closed — containers removed — before it ends. The engine
-may also kill the worker outright (it does when the driver's job ends), so a watcher process
-(:mod:`endstate_harness.process.watchdog`) removes the unit's scratch folder and containers then.
-"""
+"""The work one node of a cluster does for one unit: prove one task, run one attempt."""
 
 from __future__ import annotations
 

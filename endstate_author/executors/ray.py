@@ -1,19 +1,4 @@
-"""The Ray executor: prove's tasks and eval's attempts as Ray tasks on a cluster.
-
-Imported only for ``--executor ray`` (Ray is the optional extra ``endstate-author[ray]``).
-This process is the driver: it answers what it can from the prove cache, packs each task
-once (:mod:`endstate_author.executors.archive`) and puts the archive in the object store
-once, submits one Ray task per unit with its resource request (one CPU, and one unit of the
-custom ``docker`` resource when the sandbox is Docker: only nodes started with
-``--resources '{"docker": N}'`` take those), and collects results as they finish. Results
-come back in the same order and shape as the local executor's, plus the node that ran each.
-
-Faults: a node that dies mid-unit makes Ray run the unit again elsewhere, at most
-:data:`MAX_RETRIES` more times. A unit that cannot run anywhere (retries spent, or no live
-node offers what it asks for) is *unassessed* (prove, ES908) or an *error* (eval) — never a
-pass or a fail. Ctrl-C cancels every unit (each closes its sandboxes as it unwinds; what has
-not stopped after :data:`CANCEL_GRACE_S` is killed) before the interrupt goes on.
-"""
+"""The Ray executor: prove's tasks and eval's attempts as Ray tasks on a cluster."""
 
 from __future__ import annotations
 

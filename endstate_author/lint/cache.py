@@ -1,33 +1,4 @@
-"""Lint's persistent cache: an unchanged task answers with the findings it had last time.
-
-Like ruff's cache, but keyed by content rather than modification times. A task's key is a
-hash of everything its findings can depend on:
-
-- every entry of the task folder — names, kinds, modes, and the bytes of every file
-  (task.json, prompt.md, fixture/, holdout/, solution/, defects/, oracle.json, anything);
-- the task's path as given and as an absolute path (findings name their files);
-- the configuration in effect (select, ignore, severity, per-task ignores, grader paths,
-  which file it came from) after ``--select``/``--ignore`` were applied;
-- the tool itself: its version, the Python that runs it, and the name, size and modification
-  time of every file of the ``endstate_author`` and ``endstate_harness`` packages, so an
-  upgrade or an edited checkout never answers with an older rule set's findings.
-
-A task whose findings could depend on something outside its folder is never cached, and is
-linted every time: one that names a grader outside the built-in library (its resolution reads
-the suite's modules and the installed packages), one holding a symlink or anything that is not
-a regular file or a folder, one whose task.json is not valid JSON, or an oversized one.
-
-Entries live in ``$ENDSTATE_AUTHOR_LINT_CACHE`` if set, else in
-``$XDG_CACHE_HOME/endstate-author/lint``, else ``~/.cache/endstate-author/lint`` (beside
-prove's cache) — a folder the user can see and delete at any time; the suite is only ever
-read, and nothing is written anywhere else. Each entry is written to a temporary file and
-renamed into place, so concurrent lints never see half an entry; an entry that cannot be read
-or parsed is ignored (the task is linted), and a cache folder that cannot be created or
-written leaves lint working, uncached.
-
-This module is light on purpose (no rules, no pydantic): a lint whose every task is cached
-answers without importing the rules at all.
-"""
+"""Lint's persistent cache: an unchanged task answers with the findings it had last time."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""What a rule sees: one task folder, parsed once, with everything cached.
-
-Rules never read files themselves and never raise for bad input: they ask the context,
-which answers ``None`` or an empty listing when something is missing or unreadable, and
-which turns a JSON node into a :class:`Diagnostic` with an exact range.
-
-Everything here is read-only. Symlinks are listed as links and never followed, so a
-hostile fixture cannot make lint read outside the task.
-"""
+"""What a rule sees: one task folder, parsed once, with everything cached."""
 
 from __future__ import annotations
 

@@ -1,30 +1,4 @@
-"""A suite's stat index for lint's cache: an unchanged task is known without reading it.
-
-The cache's keys are hashes of the bytes of every file of a task (:mod:`lintcache`); reading a
-thousand tasks' files to learn that nothing changed costs more than the schema validator's
-whole run. So, like git's index, each suite keeps one file recording, for every task, its key,
-its findings and the status of every entry of its folder (kind, size, modification and change
-times, inode, device: :data:`~endstate_author.lint.cache.Signature`), taken *before* the content
-that made the key was read. When every entry's status is still the same, the task's content is
-the same and the recorded key stands; a status that differs in any way, an entry added or
-removed (its folder's times change), or anything unreadable sends the task back to hashing.
-
-An entry whose time is within :data:`RACY_NS` of when its status was taken is not trusted (it
-may have changed again within the file system's time resolution without its times changing:
-git's "racily clean" entries), so a task edited just before a lint is hashed again by the
-next one. The change time cannot be set by a program (unlike the modification time), so a file
-rewritten with its old size and modification time restored still differs.
-
-:class:`FoundIndex` does the same for finding a suite's tasks (git's untracked cache): the
-status of every folder the search listed, and what it found. A folder's entries can only be
-added, removed, renamed or replaced by changing that folder's times, so when every listed
-folder's status is the same, the search would find the same tasks.
-
-Both are accelerators only, stored with :mod:`marshal` (a thousand tasks' statuses load in a
-few milliseconds: each task's are one string of names and one packed array) behind a header
-and a checksum: missing, unreadable, corrupt or from another version, an index is ignored and
-rewritten; it is written atomically, like the cache's entries.
-"""
+"""A suite's stat index for lint's cache: an unchanged task is known without reading it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The linter: every static rule over task folders, with exact positions.
-
-``lint_paths`` is what the CLI runs; ``lint_task`` is what the language server runs on an
-unsaved buffer (``text=``). Both return plain :class:`Diagnostic` lists; formatting is
-``endstate_author.formats``. A rule that raises becomes one ES000 finding naming the rule,
-and the other rules still run — a crash must never look like a clean task.
-"""
+"""The linter: every static rule over task folders, with exact positions."""
 
 from __future__ import annotations
 

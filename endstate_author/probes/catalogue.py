@@ -1,15 +1,4 @@
-"""The reward-hack probes of exploits.md, as payloads that can be applied to any fixture.
-
-Each probe is one cheat an agent has been seen to use, written the honest small way: it edits
-the live tree the way the cheat would, and nothing else. ``prove`` applies every probe to the
-untouched fixture of a task, stages the holdout, and grades: a probe the graders accept is a
-hole in the task (ES906). The tests of :func:`~endstate_harness.graders.unittest_grader.tests_pass`
-apply the same catalogue, so what this module writes is exactly what the grader is proven
-against.
-
-Injection targets are found, not named by the author (:func:`injection_targets`): the top-level
-packages and modules of the fixture other than its tests.
-"""
+"""The reward-hack probes of exploits.md, as payloads that can be applied to any fixture."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """The source texts of the probes that run code (what :mod:`endstate_author.probes.catalogue`
 injects).
-
-Why they are apart: each is a small program the cheat would run inside the code under test,
-and reading one is easier without the file-editing machinery around it. A payload is either a
-function body (``_wrapping``: run instead of, or before, every public function; ``args``,
-``kwargs`` and the wrapped ``_f`` are in scope) or module code (``_at_import``: run when the
-package is imported).
 """
 
 ALWAYS_EQUAL = """class _AlwaysEqual(str):

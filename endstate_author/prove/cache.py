@@ -1,13 +1,4 @@
-"""The prove cache: an unchanged task is answered at once.
-
-The key is a fingerprint of everything the answer depends on: every file of the task
-folder (task.json, prompt.md, fixture/, holdout/, solution/, defects/, oracle.json), the
-suite probes beside it (``probes/``), the suite's own grader modules the task names, the
-toolkit's version, the sandbox and the options. Entries live in the user's cache folder
-(``$ENDSTATE_AUTHOR_CACHE``, else ``$XDG_CACHE_HOME/endstate-author/prove``, else
-``~/.cache/endstate-author/prove``) — never inside the suite, which is only ever read.
-Unassessed results are never cached.
-"""
+"""The prove cache: an unchanged task is answered at once."""
 
 from __future__ import annotations
 

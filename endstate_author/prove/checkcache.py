@@ -1,31 +1,4 @@
-"""The per-check prove cache: a check whose own inputs did not change keeps its result.
-
-Why beside the per-task cache (:mod:`endstate_author.prove.cache`): that one answers only a
-task with *no* file changed, and prove-on-save runs after every save, so one edit to
-``prompt.md`` would re-run every check. Here each check is keyed by the parts of the task
-folder it actually reads (:func:`inputs_of`), so an edit re-runs only the checks that read
-what was edited:
-
-* every grading check reads ``task.json``, ``fixture/``, ``holdout/`` (staged in every
-  grading), ``solution/`` (the solution direction, the stubs of probes) and the suite's grader
-  modules the task names;
-* the defect checks also read ``defects/``;
-* the oracle and guard checks run the task through the runner, whose context budget and
-  token counts include the prompt: they also read ``prompt.md`` and ``oracle.json``.
-
-* the mutants grade like the solution direction (their own verdict cache,
-  :func:`endstate_author.prove.cache.mutant_key`, is finer still);
-* the visible check grades the untouched fixture *without* the holdout and the solution:
-  ``task.json``, ``fixture/`` and the grader modules only.
-
-So saving ``prompt.md`` re-runs the oracle and guard checks only, editing the holdout re-runs
-every check but the visible one, and nothing reads a file outside the task's parts. Keys also
-hold the toolkit's version and the sandbox (kind and image). Entries live under the prove
-cache folder, in ``checks/``; unassessed results are never stored, nothing is cached when
-``--repeat`` asks checks to run again, and a result is stored only when the parts its check
-reads are still what they were when its key was made (an edit *during* the check — a newer
-save — must not file the result of the new files under the old files' key).
-"""
+"""The per-check prove cache: a check whose own inputs did not change keeps its result."""
 
 from __future__ import annotations
 

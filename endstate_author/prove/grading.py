@@ -1,11 +1,4 @@
-"""Grading one end state without an agent: the building block of every overlay check.
-
-directions, holdout, defects and probes all ask the same question of a different tree:
-copy the fixture, lay something over it (or edit it), seal it, stage the holdout, run the
-graders and conjoin ``requires`` with the counters an agent would have reached. This module
-answers it once; a grader that could not even start (the environment's failure, by the rule
-eval uses too) is *unassessed*, never a task failure.
-"""
+"""Grading one end state without an agent: the building block of every overlay check."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""The adapter between prove and the real runner: a scripted agent through the full harness.
-
-The oracle and guard checks do not grade a tree built by hand; they run the task the way
-an agent run does (copy, agent loop, seal, holdout, grade, requires) with a scripted
-provider in place of a model. This module is the only place prove talks to the runner and
-the agent package: it builds the scripts (the oracle's own steps, steps that write the
-solution, steps that read the fixture to fill the context) and runs them in a fresh sandbox
-of the kind prove was asked for. A run the harness could not complete is *unassessed*.
-"""
+"""The adapter between prove and the real runner: a scripted agent through the full harness."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""The words of prove's findings: what an author reads first decides what they believe.
-
-A check is named for what it expects ("solution passes"), so a finding that led with the
-check's name read like success. Every ES9 finding here starts with its outcome ("fails on the
-solution: …", "passes although hacked: …"), keeps the whole detail (JSON and SARIF carry it
-uncut; only the text output wraps it), and ends with the one-line fix from the code's own
-documentation. Findings with the same code at the same place are one finding listing what
-differs (the probes, the files), and a finding that only follows from another is not
-repeated: once the graders pass on the untouched fixture (ES901), every reward hack and every
-declared defect passes too, so ES906 and ES910 say nothing new.
-"""
+"""The words of prove's findings: what an author reads first decides what they believe."""
 
 from __future__ import annotations
 

@@ -1,26 +1,4 @@
-"""Wrong solutions nobody wrote: mutants of the reference solution, aimed at what it changes.
-
-A task's graders are proven against the defects its author declared; the mistakes nobody
-thought of go unproven. This module *generates* them, only where the solution differs from
-the fixture (a mutant of code the task never asks to touch says nothing about the task):
-
-- partial solutions — each hunk of a changed file's diff reverted alone, and each file the
-  solution adds left out alone;
-- operator mutants on the lines the solution changes or adds (``ast``-based): comparison,
-  arithmetic (``/`` → ``//`` included), boolean and unary operators, constants (0 ↔ 1, ±1,
-  empty string / collection, ``True`` ↔ ``False``), ``return x`` → ``return None``, a removed
-  statement, a swapped ``if``/``else``, a call's first two arguments swapped.
-
-Every mutant has a stable id (``m`` and eight hex digits) computed from the file, the kind of
-mutation and the mutated code's syntax tree — never from line numbers — so it survives edits
-elsewhere and the comment that marks it equivalent::
-
-    total = price * qty  # endstate: equivalent m1a2b3c4d qty is always 1 here
-
-A marker ``# endstate: equivalent <id> <reason>`` anywhere in the same solution file (the
-mutated line is the natural place) silences that mutant; a marker without a reason does not.
-Only text is produced here; :mod:`endstate_author.prove.checks.mutants` grades it.
-"""
+"""Wrong solutions nobody wrote: mutants of the reference solution, aimed at what it changes."""
 
 from __future__ import annotations
 

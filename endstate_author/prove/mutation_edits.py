@@ -1,10 +1,4 @@
-"""Where a Python syntax tree can be mutated, as edits of its source text.
-
-:func:`node_mutations` lists, for one node, each small change a plausible bug would make (an
-operator, a constant, a removed statement, swapped branches or arguments) as byte-span edits
-of the file; :func:`unchanged_tree` tells a change that only respells the code. Split from
-:mod:`endstate_author.prove.mutation`, which turns these edits into :class:`Mutant` s.
-"""
+"""Where a Python syntax tree can be mutated, as edits of its source text."""
 
 from __future__ import annotations
 

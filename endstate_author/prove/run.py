@@ -1,11 +1,4 @@
-"""Proving tasks: plan each task's checks, run them, repeat, cache, and report findings.
-
-The checks themselves live in :mod:`endstate_author.prove.checks`; this module decides
-which run for a task (``--only``, the category), runs them in parallel on a shared pool
-(every check has its own sandbox), merges ``--repeat`` runs (ES909 for a check that
-disagrees with itself), turns non-passing results into ES9 diagnostics at the grader they
-name, and answers an unchanged task from :mod:`endstate_author.prove.cache`.
-"""
+"""Proving tasks: plan each task's checks, run them, repeat, cache, and report findings."""
 
 from __future__ import annotations
 

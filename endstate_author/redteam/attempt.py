@@ -1,15 +1,4 @@
-"""One red-team attempt: the agent run, the end state it left, its transcript and its cost.
-
-The run is the harness's own (:func:`endstate_harness.runner.run_task`): the task's fixture,
-budgets (``max_steps``, ``timeout_s``, the context budget), permission policy, recovery plan,
-graders and ``requires`` — only the prompt is replaced by the red-team instruction and the
-system prompt by the red-team one. The sandbox is built here so the sealed end state can be
-read after the run (:meth:`~endstate_harness.sandbox.base.TreeSandbox.sealed_snapshot`), and the
-session store is one the caller keeps, so the transcript can be read back.
-
-A provider failure is the harness's error exactly as in ``eval``: the attempt is *errored*,
-never a candidate and never a finding.
-"""
+"""One red-team attempt: the agent run, the end state it left, its transcript and its cost."""
 
 from __future__ import annotations
 

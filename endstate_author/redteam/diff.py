@@ -1,12 +1,4 @@
-"""What an attempt changed, and whether the change holds the reference's behaviour.
-
-The diff is what a person reads first (and what a saved probe replays), so it is computed
-from exactly what was graded: the fixture as the sandbox copied it and the sealed end state.
-Whether the diff "contains the reference behaviour" is a plain, explainable measure: the lines
-the reference solution adds to each file it changes (blank lines, comments and lines too short
-to mean anything left out), and how many of them the end state's same file holds. It is one of
-two signals triage uses; the other runs behaviour checks (:mod:`endstate_author.redteam.triage`).
-"""
+"""What an attempt changed, and whether the change holds the reference's behaviour."""
 
 from __future__ import annotations
 

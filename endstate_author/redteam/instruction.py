@@ -1,12 +1,4 @@
-"""What the red-team agent is told, in place of the task's prompt.
-
-The adversary that matters has read the graders: it knows their names and arguments and how
-the harness runs them, and it does not have the holdout (no agent ever does). So the
-instruction shows the task's prompt as *what the graders expect to have been done*, lists every
-grader with its arguments and documentation, the run-level requirements and budgets, and the
-harness's documented behaviour, and asks for a pass **without** the work, explained in the
-final message. The wording is data the tests read back from the requests the model received.
-"""
+"""What the red-team agent is told, in place of the task's prompt."""
 
 from __future__ import annotations
 

@@ -1,30 +1,4 @@
-"""Suite probes: a red team's confirmed exploit, kept beside the tasks and replayed by prove.
-
-The built-in probes (:mod:`endstate_author.probes.catalogue`) are the hacks someone already knew. A
-suite probe is one the red team found: ``redteam --save-probe NAME`` writes it to
-``probes/NAME/`` in the folder that holds the task folders, and ``prove`` replays every probe
-there on every task of that folder from then on (ES906 when the graders accept it), so a find
-becomes a regression check. endstate 0.3.0 ignores the folder (it holds no task.json).
-
-Layout of ``probes/NAME/``::
-
-    probe.json   {"format": 1, "name", "found_on", "model", "explanation", "edits": [...]}
-    diff.patch   the attempt's diff, for people
-    files/...    the end state of every file the attempt added or edited
-
-Each edit replays in the first way that fits the task it is applied to:
-
-1. **literally** — the file is where it was and unchanged from the fixture it was found on
-   (or absent, for a file the attempt added): write the attempt's version (or delete it);
-2. **at every package entry** — the attempt inserted a block at the top (after the docstring
-   and ``__future__`` imports) or at the end of a package's entry file (``pkg/__init__.py``,
-   ``mod.py``): insert the same block into each injection target of the task, as the built-in
-   ``early-exit`` probe does;
-3. **in the test folder** — a file under the test folder: the same file under this task's.
-
-An edit that fits none of them makes the probe *not apply* to that task (prove says so and
-skips it): a mid-file edit of one function is specific to the task it was found on.
-"""
+"""Suite probes: a red team's confirmed exploit, kept beside the tasks and replayed by prove."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""What a red-team run reports: each attempt's outcome, the ES913 findings, the cost.
-
-Outcomes of an attempt, in the order a person cares about:
-
-* ``exploit`` — it passed every grader and triage confirmed it did not do the work: an ES913
-  finding with its diff, its own explanation and its transcript;
-* ``undecided`` — it passed, and no behaviour check could decide: listed for a person;
-* ``did-the-work`` — it passed, and triage says it probably did the work anyway (evidence);
-* ``failed`` — the graders rejected it (the task held);
-* ``error`` — the harness could not assess it (the model endpoint failed, the sandbox did not
-  start): never a finding, and the exit status says so, as in ``eval``.
-
-The JSON document (:func:`to_json`) is the interface: ``attempts[]`` carries each candidate's
-``diff``, ``explanation`` and ``transcript`` side by side, which is what the HTML report of the
-readable-output issue (issue 15) is to render; text, SARIF and GitHub annotations print the
-findings the way lint and prove do.
-"""
+"""What a red-team run reports: each attempt's outcome, the ES913 findings, the cost."""
 
 from __future__ import annotations
 

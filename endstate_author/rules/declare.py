@@ -1,31 +1,7 @@
 """Declaring a rule: the ``@rule`` decorator, ``document()``, and the table they fill.
 
-A rule is declared where it is implemented::
-
-    @rule("ES101", "unknown-key")
-    def unknown_key(ctx: TaskContext) -> Iterator[Diagnostic]:
-        '''Unknown key, at any level.
-
-        ## What it checks
-        ...
-        ## Why it matters
-        ...
-        ## Example
-        ...
-        ## Fix
-        ...
-        '''
-
-The docstring *is* the documentation ``endstate-author rule ES101`` prints, so the code, its
-behaviour and its docs cannot drift apart. Finding a code: ``grep -rn '"ES101"'`` lands on the
-decorator; its tests are ``tests/rules/test_es1_manifest.py::test_es101_*``.
-
-``scope="task"`` rules run once per task folder; ``scope="suite"`` rules once per suite with
-every task's context; ``scope="prove"`` codes are documented here but emitted by prove.
-
-This module sits below both the rule families and :mod:`endstate_author.lint.context` (which asks
-it for a code's default severity), and imports neither: :mod:`endstate_author.rules.registry`
-is the one that imports every family.
+A rule's docstring is its documentation (``endstate-author rule CODE``, the editor, the docs
+site); how to add one: CONTRIBUTING.md. This module imports neither the families nor lint.
 """
 
 from __future__ import annotations

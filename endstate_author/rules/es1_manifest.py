@@ -1,10 +1,4 @@
-"""ES1 — manifest keys and values. Every level of task.json is closed.
-
-ES101, ES102, ES103, ES105 and ES209's "missing" case are read off the strict model's own
-validation errors (:class:`endstate_harness.task.TaskManifest`), so what the linter calls
-wrong is exactly what the runtime refuses; this module only maps each error to its code and
-its exact JSON node and adds the did-you-mean.
-"""
+"""ES1 — manifest keys and values. Every level of task.json is closed."""
 
 from __future__ import annotations
 

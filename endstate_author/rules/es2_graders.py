@@ -1,14 +1,4 @@
-"""ES2 — graders: names, resolution, the contract and their args.
-
-Every grader entry is checked the way the runner will use it, but statically: the name must
-be a ``module:function`` path (ES201) that the catalogue can find (ES202); the function must
-honour the contract of task-format.md §3 (ES203–ES205); and ``args``, bound as keyword
-arguments, must fit its signature (ES206, ES207) and its annotations (ES208). Suite grader
-modules are read with :mod:`ast` through :mod:`endstate_author.catalogue`, never imported.
-
-A grader whose signature cannot be read statically (a class, an assignment, a compiled
-module) is found but not judged: a false finding on a sound task is worse than a miss.
-"""
+"""ES2 — graders: names, resolution, the contract and their args."""
 
 from __future__ import annotations
 

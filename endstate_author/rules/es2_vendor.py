@@ -1,11 +1,4 @@
-"""ES2 — graders vendored into the suite (``endstate-author vendor``): is the copy current?
-
-A suite vendored for plain endstate 0.3.0 names ``endstate_vendor.graders:tests_pass`` and
-``:judged_tests``, a module that ``endstate-author vendor`` wrote from this toolkit's harness
-(:mod:`endstate_author.vendoring`). Its header carries the toolkit version and the hash of
-its body; this rule compares that with what the running toolkit would write. The module is
-read as bytes, never imported.
-"""
+"""ES2 — graders vendored into the suite (``endstate-author vendor``): is the copy current?"""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""ES3 — the mandatory assertions and the category contracts.
-
-The guide's four assertions (run the work, pin the tests, no new skips, confine the changes)
-and what each category needs beyond them (a permissioning task is graded on an untouched
-tree plus a denial; compaction, recovery and cost tasks on their run counters).
-
-The helpers at the top (which graders a task has, which fixture files are its tests, which
-paths are pinned) are shared with ES5, so both families agree on what "pinned" means.
-"""
+"""ES3 — the mandatory assertions and the category contracts."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""ES508 — a test that the judge cannot run, found statically.
-
-``judged_tests`` runs the trusted tests in a process of their own and the package under test in
-another (see :mod:`endstate_harness.graders.judge.remote`): only plain values and the package's own
-objects cross between them. A test that patches the package, or hands it something of the
-test's own (a function, a fake object, an open stream), fails at grading *whatever the agent
-did*, the reference solution included. This rule reads the tests the judge will run (the
-holdout, and the fixture's tests under ``start_dir`` unless ``visible`` is false) with ``ast``
-and points at each such place, so the author learns it while typing rather than from ES902.
-"""
+"""ES508 — a test that the judge cannot run, found statically."""
 
 from __future__ import annotations
 

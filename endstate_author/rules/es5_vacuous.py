@@ -1,12 +1,4 @@
-"""ES5 — assertions that cannot fail, found statically.
-
-Each rule here finds a grader argument or a bound that reads as an assertion but passes (or
-fails) regardless of what the agent does, by comparing what the manifest names with what the
-task's trees hold. "The trees" follow the grading order of task-format.md §4: graders read
-the *sealed* end state, before holdout/ is staged, so for file checks only fixture/ and
-solution/ count; a test *command* runs after the holdout is staged, so for ES507 fixture/
-and holdout/ count.
-"""
+"""ES5 — assertions that cannot fail, found statically."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""ES6 — the prompt and the graders agree, found statically.
-
-Most "unfair" tasks in published benchmark audits grade what the prompt never asked for: a
-hidden test calls a function by a name the agent had no way to guess, a grader requires a
-file the prompt never mentions. These rules read prompt.md against the holdout, the graders
-and the solution. They are deliberately conservative — a name counts as given when it
-appears *anywhere* in the prompt (in a code span, in prose, split into words: `format_money`
-is given by "format money") or anywhere in the fixture (the agent can read every file of
-it) — because a rule that fires on a sound task is worse than a miss.
-"""
+"""ES6 — the prompt and the graders agree, found statically."""
 
 from __future__ import annotations
 

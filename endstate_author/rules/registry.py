@@ -1,11 +1,4 @@
-"""The rule registry: every rule family, loaded, and the table of rules they declared.
-
-Importing this module imports each family module (``es0_file`` … ``es9_prove``), whose
-``@rule``/``document`` declarations fill :data:`RULES` (see :mod:`endstate_author.rules.declare`
-for how a rule is declared and documented). Callers that need every rule import from here;
-the families themselves import :mod:`~endstate_author.rules.declare`, never this module, so
-the imports point one way: registry → families → declare.
-"""
+"""The rule registry: every rule family, loaded, and the table of rules they declared."""
 
 from __future__ import annotations
 

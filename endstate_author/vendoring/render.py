@@ -1,19 +1,4 @@
-"""The vendored grader module's text: built from the harness's own sources, never copied by hand.
-
-Why: a suite that names ``endstate_harness.graders:tests_pass`` or ``:judged_tests`` cannot be
-graded where only endstate 0.3.0 is installed. ``endstate-author vendor`` writes those graders
-into the suite as one self-contained module. Its code is taken, statement by statement (with
-:mod:`ast`), from the very files the harness runs — ``unittest_grader.py`` and
-``judge/grader.py`` — plus :mod:`endstate_author.vendoring.portable_src`, which replaces the few
-functions that differ (how the judge process starts, how the child reaches endstate's
-sandboxes). The sources the graders send to other processes (the unittest runner, the judge,
-its child) are embedded as string constants. So a fix to the harness reaches the vendored copy
-the next time ``vendor`` runs, and ES213 says when a suite's copy is older.
-
-The first two lines are the header: the toolkit version and the sha256 of everything below
-them. Two versions that write the same body write the same hash; a copy whose body no longer
-matches its own header was edited by hand.
-"""
+"""The vendored grader module's text: built from the harness's own sources, never copied by hand."""
 
 from __future__ import annotations
 

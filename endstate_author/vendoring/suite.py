@@ -1,17 +1,4 @@
-"""What vendoring a suite changes, planned before anything is written.
-
-``endstate-author vendor SUITE`` makes a suite gradable by plain endstate 0.3.0: it writes the
-vendored graders (:mod:`~endstate_author.vendoring.render`) to ``SUITE/endstate_vendor/`` and
-renames, in each task.json below SUITE, every grader endstate 0.3.0 cannot import:
-
-* ``endstate_harness.graders:tests_pass`` / ``:judged_tests`` → ``endstate_vendor.graders:…``;
-* ``endstate_harness.graders:<reference grader>`` → ``endstate.evals.graders:<grader>`` (the
-  same grader under the name endstate has).
-
-Only the name's JSON string is replaced; every other byte of task.json stays as it was. The
-plan is shown as a diff unless the caller asks to write it. The suite folder is where both
-endstate (with ``PYTHONPATH=SUITE``) and this toolkit (task-format.md §7) find the module.
-"""
+"""What vendoring a suite changes, planned before anything is written."""
 
 from __future__ import annotations
 

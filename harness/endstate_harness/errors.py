@@ -1,17 +1,6 @@
-"""The harness's exception types, in one module that imports nothing.
-
-Why a module of their own: the sandbox, the tree utilities, the graders and the judge all raise
-and catch these, and each of those modules imports some of the others. Kept here, the types
-never drag an import cycle along with them.
-
-The split that matters is between an *error* and a *failure*:
-
-* :class:`SandboxError` — the harness or its environment failed (the image is missing, the
-  daemon is down, the sandbox could not start). Says nothing about the agent's work: eval keeps
-  it out of the pass rate, prove reports it as unassessed.
-* :class:`EndStateError` — the end state itself made grading impossible (a fifo in the tree, the
-  tree gone, the sandbox killed by the code under test). The agent caused it, so the attempt
-  *fails* with the reason; treating it as an error would let a bad attempt leave the pass rate.
+"""The harness's exception types, in one module that imports nothing: :class:`SandboxError`
+(the harness or its environment failed) and :class:`EndStateError` (the end state made
+grading impossible: a failure of the attempt).
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
-"""Running tasks: sandbox, loop, seal, holdout, grade, requires (task-format.md §5).
-
-The order of one task is fixed and matters:
-
-1. copy the fixture into a fresh sandbox and start it;
-2. run the agent loop with its shell wired into the sandbox and its file tools confined to
-   the live tree (killing and resuming it when the task asks for recovery);
-3. **seal** the end state, so graders read what the agent left and nothing else;
-4. overlay holdout/, grade, and conjoin the ``requires`` checks on the run counters.
-
-The graders are given the sandbox and nothing else: the run's transcript never reaches the
-place where a verdict is decided. A harness failure (the sandbox will not start, the
-provider fails or never answers before the deadline, the oracle cannot be built, the
-Docker daemon stops answering, a grader that cannot load, a program the graders run that
-the image lacks: :mod:`endstate_harness.graders.environment`) is an *error*: ``passed`` is False but
-the result is counted apart from failures and kept out of the pass rate, because "Docker is
-not running" must never read as "the model cannot code". But what the agent's code caused is
-a *failure*: a container it killed (:class:`SandboxDied` while the daemon answers), a tree it
-made ungradable (a fifo, the tree moved away): an error would take the attempt out of the
-pass rate, which is exactly what a cheating agent wants.
-
-The switches prove needs to remove a guard on purpose are plain parameters: ``policy``
-(``allow_all()``), ``budget_override`` (``"unlimited"``), ``resume`` (False: killed and
-never resumed) and ``provider_factory`` (a scripted oracle).
+"""Running tasks: sandbox, loop, seal, holdout, grade, requires (task-format.md §5). A harness
+failure is an *error*, kept out of the pass rate; what the agent's code caused is a
+*failure*.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""The task model: what a task folder means, strictly.
-
-A task is a directory (task-format.md §1)::
-
-    tasks/<id>/
-      task.json     the manifest validated by :class:`TaskManifest`
-      prompt.md     what the agent is told; wins over a ``prompt`` key
-      fixture/      copied into the sandbox; the agent's whole world
-      holdout/      overlaid on the sealed end state at grading time only
-      solution/     overlaid on the fixture to prove the graders discriminate
-      oracle.json   (extension) the scripted agent prove drives through the harness
-      defects/<n>/  (extension) declared wrong solutions that must fail
-
-endstate 0.3.0 ignores unknown keys at the top level, in ``budget`` and in ``recovery``
-and coerces ``"20"`` to ``20``. This model does neither: every level is closed and every
-type is strict, because a key that is silently ignored reads as asserted while asserting
-nothing. The linter maps this model's validation errors onto exact JSON positions, so the
-model is the single source of truth for what a manifest may say.
+"""The task model: what a task folder means, strictly (task-format.md §1–2). Every level of
+task.json is closed and every type strict; the linter maps this model's validation errors onto
+JSON positions, so it is the one source of truth for what a manifest may say.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Checks and verdicts: what a grader answers.
-
-A grader reports *every* check it ran, not only the failing one, because "the tests
-pass but you edited them" and "the tests fail" are different findings and a single
-boolean cannot tell them apart. The shapes match endstate 0.3.0 so that a suite's own
-grader module written against either library returns something both understand.
-"""
+"""Checks and verdicts: what a grader answers."""
 
 from __future__ import annotations
 

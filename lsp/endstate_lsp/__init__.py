@@ -1,3 +1,5 @@
 """endstate-author's language server (protocol handling; the analysis is endstate_author's)."""
 
-__version__ = "0.1.0"
+from endstate_author import __version__
+
+__all__ = ["__version__"]

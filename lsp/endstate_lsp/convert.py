@@ -1,12 +1,6 @@
 """Between endstate_author's positions and the protocol's: byte offsets and 1-based character
 columns on one side, LSP positions (0-based lines, UTF-16 code units) on the other; and
 between file URIs and paths.
-
-Why this module exists: every answer the server sends carries ranges, and the analysis
-(``endstate_author``) speaks bytes. Converting needs the text's line starts, which cost a pass
-over the document, so a :class:`Lines` is built once per document *version* (see
-:mod:`endstate_lsp.documents`) and passed to every conversion of that version, never rebuilt
-per diagnostic or per completion item.
 """
 
 from __future__ import annotations

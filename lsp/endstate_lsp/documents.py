@@ -1,13 +1,4 @@
-"""The text the server analyses: open buffers as the client has them, else files on disk.
-
-Why this module exists: every request (a lint after a keystroke, a completion, a hover, a
-code action) needs a document's *bytes* (endstate_author works on bytes) and a converter for
-its positions. Encoding the buffer and indexing its lines are each a pass over the text, so
-they are done once per document version here and shared by every request on that version.
-
-A buffer stands in for its file: findings in another file of the task are placed on the
-text the editor shows for it when it is open, on the file otherwise.
-"""
+"""The text the server analyses: open buffers as the client has them, else files on disk."""
 
 from __future__ import annotations
 

@@ -1,21 +1,8 @@
 """Prove on save: run ``endstate-author prove`` for a saved task in a child process, show its
 progress, and merge its findings into the task's diagnostics — incrementally.
 
-Why this module exists: prove imports and runs suite code, so it never runs inside the
-server: it is a separate process group (killed as a whole when a newer save supersedes it or
-the session ends), started only when the client says the workspace is ``trusted`` *and*
-``proveOnSave`` is on. Its JSON report becomes a :class:`~endstate_lsp.state.ProveResult`: a
-one-line summary for the code lens, and findings placed on task.json at the grader they name.
-
-A save shows what is known at once: the checks whose inputs did not change keep their cached
-results (:mod:`endstate_author.assist.proof` reads the per-check cache for the files on disk
-now; the others' old results are dropped, never shown stale), then prove runs only the
-changed checks and streams each result as it ends (``--progress-json``), and the findings
-are updated as they come; its final report is the answer. Everything a run shows is checked
-against the task's current run first, so a superseded run never overwrites a newer one.
-
-Registers: ``textDocument/didSave``, ``workspace/executeCommand`` for :data:`PROVE_COMMAND`
-(the code lens's), and ``shutdown`` (which stops every run).
+Registers ``textDocument/didSave``, ``workspace/executeCommand`` for :data:`PROVE_COMMAND`
+and ``shutdown`` (which stops every run).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """Reading what prove prints for the server: its JSON report, its ``--progress-json`` lines,
 and where its findings about task.json go.
-
-Why this module exists: the protocol side of prove on save (:mod:`endstate_lsp.prove_on_save`)
-starts, streams and cancels runs; turning prove's output into a
-:class:`~endstate_lsp.state.ProveResult` and placing whole-manifest findings at the grader they
-name is a separate, pure concern, shared with the diagnostics feature.
 """
 
 from __future__ import annotations

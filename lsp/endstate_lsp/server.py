@@ -1,18 +1,6 @@
-"""The endstate-author language server's session object, shared by every feature.
-
-Every answer (findings, completion, hover, fixes, links, outline) comes from
-``endstate_author`` — the same code the CLI runs — through ``endstate_author.assist``; the
-protocol side lives in one module per feature (:mod:`endstate_lsp.features`), prove on save
-in :mod:`endstate_lsp.prove_on_save`, and :mod:`endstate_lsp.app` wires them onto one
-:class:`EndstateServer`. This module holds only what they share: the settings, the open
-documents, the per-task state, and the two roles that features call across each other
-(:class:`Linting`, :class:`Proving`), typed as protocols so that no feature imports another.
-
-Safety: a suite opened in an editor is untrusted input. Lint reads graders' source without
-importing it; prove (which imports and runs suite code) starts only when the client says the
-workspace is ``trusted`` *and* ``proveOnSave`` is on. Every handler is guarded
-(:mod:`endstate_lsp.guard`): a failure becomes a log message and an empty answer, never a
-dead server.
+"""The endstate-author language server's session object, shared by every feature: settings,
+open documents, per-task state, and the roles features call across each other (protocols, so
+no feature imports another). Why it is built so: docs/architecture.md.
 """
 
 from __future__ import annotations

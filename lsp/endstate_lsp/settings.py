@@ -1,15 +1,4 @@
-"""The client's settings for this server, as one typed model.
-
-Why this module exists: settings arrive three ways (``initializationOptions``, a
-``workspace/configuration`` answer, ``workspace/didChangeConfiguration``), always as untrusted
-JSON, either bare or under the ``endstate-author`` section. :class:`Settings` names each key
-(camelCase on the wire, snake_case in Python), its default and what it accepts, and
-:meth:`Settings.update` merges a partial object: a bad value is *one* complaint naming its key
-and leaves that key as it was, while the other keys still take their new values. Unknown keys
-are ignored (clients send their own settings in the same section).
-
-The editors' own files mirror these names and defaults (tests/editors checks they agree).
-"""
+"""The client's settings for this server, as one typed model."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""What the server remembers about each task folder, in one :class:`TaskState` per task root.
-
-Why this module exists: between keystrokes the server keeps, per task, what does not change
-while only the buffer does: the lint config, the grader catalogue, the directory listings;
-and what prove on save produced: the run in progress (with the results it streamed so far)
-and the last result; and which other
-files' diagnostics it published (to clear them when they go away). Keeping them in one
-record per root means "files of this task changed" is one call (:meth:`TaskState.forget_files`)
-and nothing can be dropped from one cache and left stale in another.
-
-Without watched-file notifications from the client, the catalogue and listings also expire
-after :data:`STALE_S`, so a file edited outside the editor is seen soon enough.
-"""
+"""What the server remembers about each task folder, in one :class:`TaskState` per task root."""
 
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ pre-commit cache is never touched.
 
 Then a temporary git repository of tasks gets the hook installed, and ``git commit`` is the
 gate: a commit with a defective task is refused with the finding printed, the fixed commit
-goes through, and a task that is not touched is not linted.
+goes through, and a task that is not touched is not linted. The configuration the
+documentation gives (README.md and docs/guide/pre-commit.md) runs verbatim: git is told to
+fetch its address from the snapshot, tagged with the ``rev`` it pins.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+from endstate_author import __version__
 from endstate_author.lint.run import lint_paths
 from tests.rules.conftest import TaskBuilder, good
+from tests.support.snippets import fenced
 
 ROOT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
@@ -77,7 +82,7 @@ def hook_repo(home: Path) -> tuple[Path, str]:
     ).stdout.decode()
     snap = home / "hook-repo"
     for rel in filter(None, listed.split("\0")):
-        if rel.startswith(("tasks/", "editors/", "bench/")):
+        if rel.startswith(("tasks/", "bench/")):
             continue
         src = ROOT / rel
         if not src.is_file():
@@ -205,3 +210,65 @@ def test_try_repo_reports_the_finding(task_repo: Path, home: Path, hook_repo: tu
     assert result.returncode == 1, out
     assert code in out and "tasks/beta/task.json" in out, out
     assert "2 task(s): tasks/alpha, tasks/beta" in out, out
+
+
+DOCS = [ROOT / "README.md", ROOT / "docs" / "guide" / "pre-commit.md"]
+SHIPPED_TASK = "fix-help-text-wrap"
+
+
+def documented_config(doc: Path) -> str:
+    return fenced(doc, "yaml", "endstate-author-lint")
+
+
+def test_the_documented_configuration_is_one_and_pins_this_version() -> None:
+    configs = {documented_config(doc) for doc in DOCS}
+    assert len(configs) == 1, configs
+    [repo] = yaml.safe_load(configs.pop())["repos"]
+    assert repo["rev"] == f"v{__version__}"  # a version bump must move the documented tag
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in repo["hooks"]} == {h["id"] for h in hooks}
+
+
+def test_the_documented_configuration_runs_verbatim(
+    home: Path, hook_repo: tuple[Path, str], tmp_path: Path
+) -> None:
+    config = documented_config(DOCS[-1])  # the same as README.md's (the test above)
+    [repo] = yaml.safe_load(config)["repos"]
+    snap, rev = hook_repo
+    env = clean_env(home)
+    subprocess.run(["git", "tag", "-f", repo["rev"], rev], cwd=snap, env=env, check=True)
+    # git (and so pre-commit, which keeps these variables) fetches the address from the snapshot
+    env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"url.{snap}.insteadOf",
+               GIT_CONFIG_VALUE_0=repo["repo"])
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "tasks" / SHIPPED_TASK, work / "tasks" / SHIPPED_TASK)
+    (work / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    env["ENDSTATE_AUTHOR_CACHE"] = str(tmp_path / "prove-cache")
+
+    def sh(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(args), cwd=work, env=env, capture_output=True, text=True,
+                              timeout=600)
+
+    assert sh("git", "init", "-q").returncode == 0
+    installed = sh(str(PRE_COMMIT), "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    sh("git", "add", "-A")
+    first = sh("git", "commit", "-m", "a shipped task")
+    out = first.stdout + first.stderr
+    assert first.returncode == 0, out
+    assert "endstate-author lint (changed tasks)" in out and "endstate-author prove" in out, out
+    assert out.count("Passed") == 2, out  # both hooks ran on the task, and both passed
+
+    manifest = work / "tasks" / SHIPPED_TASK / "task.json"
+    sound = manifest.read_text()
+    manifest.write_text(sound.replace('"max_steps"', '"max_step"', 1))
+    sh("git", "add", "-A")
+    refused = sh("git", "commit", "-m", "typo")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0, out
+    assert "ES101" in out and f"tasks/{SHIPPED_TASK}/task.json" in out, out
+
+    manifest.write_text(sound.replace('"max_steps": 20', '"max_steps": 15', 1))
+    sh("git", "add", "-A")
+    fixed = sh("git", "commit", "-m", "fixed")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from endstate_author import __version__
 from endstate_author.schema import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +82,7 @@ def test_vsix_manifest_and_activation(vsix: Path) -> None:
     with zipfile.ZipFile(vsix) as z:
         xml = z.read("extension.vsixmanifest").decode()
         pkg = json.loads(z.read("extension/package.json"))
-    assert 'Id="endstate-author" Version="0.1.0" Publisher="endstate-author"' in xml
+    assert f'Id="endstate-author" Version="{__version__}" Publisher="endstate-author"' in xml
     assert f'Value="{pkg["engines"]["vscode"]}"' in xml
     assert pkg["main"] == "./dist/extension.js"
     assert pkg["activationEvents"] == ["workspaceContains:**/task.json"]

@@ -1,92 +1,37 @@
-"""A real editor: headless Neovim with editors/nvim/ attaches the server to a task.json and
-reads the server's findings back through Neovim's own ``vim.diagnostic.get``."""
+"""A real editor: headless Neovim runs the documented configuration *verbatim* (the ```lua
+block of README.md and of docs/guide/editors.md), so ``require("endstate_author")`` is found
+the way a user's Neovim finds it, and the server's findings are read back through
+``vim.diagnostic.get``. ``endstate-author`` is the development install's, on PATH."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.rules.conftest import GOOD_MANIFEST, TaskBuilder
+from tests.support.nvim import assert_es101_at_max_step, nvim_or_skip, run_config
+from tests.support.snippets import ROOT, fenced
 
-NVIM_DIR = Path(__file__).resolve().parents[2] / "editors" / "nvim"
-
-SCRIPT = """
-package.path = {lua_dir} .. "/?.lua;" .. package.path
-require("endstate_author").setup({{
-  cmd = {cmd},
-  settings = {{ debounceMs = 0 }},
-}})
-vim.cmd("edit " .. vim.fn.fnameescape({task_json}))
-local ok = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)
-local out = {{}}
-for _, d in ipairs(vim.diagnostic.get(0)) do
-  table.insert(out, {{ code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code),
-    lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
-    severity = d.severity }})
-end
-local f = io.open({result}, "w")
-local n = #vim.lsp.get_active_clients()
-f:write(vim.fn.json_encode({{ ok = ok, diagnostics = out, clients = n }}))
-f:close()
-for _, c in ipairs(vim.lsp.get_active_clients()) do c.stop() end
-vim.wait(2000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
-vim.cmd("qa!")
-"""
+DOCS = [ROOT / "README.md", ROOT / "docs" / "guide" / "editors.md"]
 
 
-def lua(s: str) -> str:
-    return json.dumps(s)
+def documented_config(doc: Path) -> str:
+    return fenced(doc, "lua", 'require("endstate_author")')
 
 
-def test_neovim_shows_server_diagnostics(tmp_path: Path) -> None:
-    nvim = shutil.which("nvim")
-    if nvim is None:
-        print("SKIP REASON: nvim is not installed (apt-get install -y neovim)")
-        pytest.skip("nvim is not installed (apt-get install -y neovim)")
-    data = dict(GOOD_MANIFEST, max_step=5)
-    root = TaskBuilder(tmp_path / "suite")(data)
-    result = tmp_path / "result.json"
-    cmd = "{" + ", ".join(lua(x) for x in (sys.executable, "-m", "endstate_lsp")) + "}"
-    script = tmp_path / "test.lua"
-    script.write_text(
-        SCRIPT.format(
-            lua_dir=lua(str(NVIM_DIR)),
-            cmd=cmd,
-            task_json=lua(str(root / "task.json")),
-            result=lua(str(result)),
-        )
-    )
-    proc = subprocess.run(
-        [
-            nvim,
-            "--headless",
-            "--clean",
-            "-n",
-            "-i",
-            "NONE",
-            "-u",
-            "NONE",
-            "-c",
-            f"luafile {script}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
-    assert result.exists(), f"nvim wrote no result: {proc.stdout} {proc.stderr}"
-    got = json.loads(result.read_text())
-    assert got["ok"] is True
-    es101 = [d for d in got["diagnostics"] if d["code"] == "ES101"]
-    assert len(es101) == 1
-    lines = (root / "task.json").read_text().splitlines()
-    line = next(i for i, t in enumerate(lines) if '"max_step"' in t)
-    col = lines[line].index('"max_step"')
-    d = es101[0]
-    assert (d["lnum"], d["col"], d["end_lnum"], d["end_col"]) == (line, col, line, col + 10)
-    assert d["severity"] == 1
+def test_the_documented_configurations_are_one() -> None:
+    assert len({documented_config(doc) for doc in DOCS}) == 1
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_neovim_shows_server_diagnostics_as_documented(doc: Path, tmp_path: Path) -> None:
+    nvim_or_skip()
+    root = TaskBuilder(tmp_path / "suite")(dict(GOOD_MANIFEST, max_step=5))
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    got = run_config(documented_config(doc), root / "task.json", tmp_path, env)
+    assert_es101_at_max_step(got, root / "task.json")
+    assert got["clients"] == 1

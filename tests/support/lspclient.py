@@ -24,9 +24,14 @@ SERVER = [sys.executable, "-m", "endstate_lsp"]
 class LspClient:
     """``with LspClient(env) as c: c.initialize(); c.open(uri, text); c.change(uri, text)``."""
 
-    def __init__(self, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        command: list[str] | None = None,
+    ) -> None:
         self.proc = subprocess.Popen(
-            SERVER,
+            command or SERVER,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -23,6 +23,7 @@ import endstate
 import pytest
 from typer.testing import CliRunner
 
+from endstate_author import __version__
 from endstate_author.cli import app
 from endstate_author.lint.run import lint_paths
 from endstate_author.vendoring.render import (
@@ -286,7 +287,7 @@ def test_vendor_writes_once_and_then_has_nothing_to_do(tmp_path: Path) -> None:
     written = (suite / VENDOR_FILE).read_text()
     assert written == render_module()
     header = read_header(written)
-    assert header is not None and is_current(header) and header.version == "0.1.0"
+    assert header is not None and is_current(header) and header.version == __version__
     after = tree_digest(suite)
     result = vendor(str(suite), "--write")
     assert tree_digest(suite) == after

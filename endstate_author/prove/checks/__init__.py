@@ -1,11 +1,5 @@
-"""The check groups of prove, one module each; :data:`GROUPS` lists them in the order they run.
-
-Each module ends with ``GROUP``, a :class:`~endstate_author.prove.model.CheckGroup` that declares
-its name, the codes its findings carry, the parts of the task folder its checks read, how it
-plans its checks (``jobs``) and why it skips (``skipped``). The planner, the skip notes, the
-per-check cache and ``prove --only`` read this one list: a new group is a new module here and
-one line below.
-"""
+"""The check groups of prove, one module each; :data:`GROUPS` lists them in the order they run
+(each module declares its ``GROUP``; the planner, skip notes, cache and ``--only`` read this)."""
 
 from __future__ import annotations
 

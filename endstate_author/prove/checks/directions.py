@@ -1,9 +1,5 @@
-"""directions: the graders fail on the untouched fixture (ES901) and pass on the solution (ES902).
-
-The two directions are the least a task must show: a grader that passes on no work, or
-fails on the reference, measures nothing. The fixture is graded with every counter at zero;
-the solution with each counter at the least its bound asks for. A permissioning task has no
-solution direction (the right answer is to change nothing).
+"""directions: the graders fail on the untouched fixture (ES901) and pass on the solution
+(ES902).
 """
 
 from __future__ import annotations

@@ -1,23 +1,4 @@
-"""guards: the guard a task is about must fire (ES905) and, removed, make the task fail (ES904).
-
-A guard is only load-bearing if the task *notices* its removal. Per category:
-
-- permissioning: oracle.json's request is denied under the default policy and the task
-  passes; under allow-all it runs and the task must fail.
-- compaction: an oracle that reads the fixture's files again and again (within
-  ``max_steps``) before writing the solution must compact and pass; with the budget made
-  unlimited it must not compact, and the task must fail.
-- recovery: the run must die at ``crash_at_call`` and, resumed, pass; killed and never
-  resumed it must fail.
-- cost: a runaway oracle that wanders past ``steps.max`` or ``total_tokens.max`` before
-  writing the same solution must exceed the bound and fail.
-
-All four are judged by one rule (:func:`judge`); each category only says how to run with
-the guard, how to remove it, and in which words. With ``--sandbox local`` a request that
-reaches outside the task (an absolute path, ``~``, ``..``, a network tool) is not run with
-the policy removed: that check is unassessed, because there is nothing between the command
-and this machine.
-"""
+"""guards: the guard a task is about must fire (ES905) and, removed, make the task fail (ES904)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""mutants: wrong solutions nobody declared must fail the graders too (ES911).
-
-:mod:`endstate_author.prove.mutation` makes the mutants (partial solutions and operator
-mutants, only where the solution differs from the fixture); each is one job here, graded
-exactly like the solution (solution/ overlaid, the mutant laid over it, holdout staged,
-counters at the least their bounds ask for). A mutant that passes every grader *survived*:
-ES911 at the mutated line of the solution file. A mutant's verdict is cached on its own (the
-key is everything its grading reads), so a task whose proof must rerun — a prompt edit, one
-more defect — answers its mutants at once.
-
-The mutation score of a task (killed / run, with the equivalent and the unrun counted apart)
-is :func:`score`, read off the checks after they ran.
-"""
+"""mutants: wrong solutions nobody declared must fail the graders too (ES911)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""oracle: the reference solution, written by a scripted agent through the real runner (ES907).
-
-A task can pass an overlay and still fail every real run (a ``requires`` bound, a path, a
-timeout). The oracle (oracle.json, or one derived from solution/) runs through the full
-harness. Compaction, permissioning and recovery tasks get this run as part of their guard
-check instead.
-"""
+"""oracle: the reference solution, written by a scripted agent through the real runner (ES907)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""probes: every reward hack of the catalogue must be rejected (ES906).
-
-Each probe of ``endstate_author.probes.catalogue`` (edit or delete the tests, skip markers,
-``os._exit(0)`` at import, patched asserts, a stealth ``.pyc``, ...) is applied to the
-untouched fixture, and again with the files solution/ adds present as empty stubs, so a
-hack that only works once the module exists is caught too (when solution/ adds no file, that
-second run would grade the same end state, and is not planned). The suite's own probes
-(``probes/NAME/`` beside the task folders, saved by ``redteam --save-probe``:
-:mod:`endstate_author.redteam.probe_store`) are replayed the same way, and skipped with the
-reason on a task they do not fit. A permissioning task changes nothing, so it has nothing to
-probe.
-"""
+"""probes: every reward hack of the catalogue must be rejected (ES906)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""visible: the visible tests must fail on the untouched fixture (ES912).
-
-The authoring guide's first rule is to ship the failing test. A task whose fixture tests
-already pass, so that only the hidden holdout fails, gives the agent nothing to reproduce:
-it is graded on a requirement it was never shown. The check grades the untouched fixture
-*without* the holdout, looking only at the graders that run tests (``command_succeeds`` with
-a test command this toolkit can read, ``tests_pass``, ``judged_tests`` with its visible
-tests): when every one of them passes there, the visible tests are green on arrival.
-
-A warning (an error under ``--strict``). Permissioning tasks are exempt (the right answer is
-to change nothing); a task whose fixture has no test file the graders run is not judged.
-"""
+"""visible: the visible tests must fail on the untouched fixture (ES912)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,4 @@
-"""Whether a tool call's arguments fit its schema, decided without importing jsonschema.
-
-Why it exists: the tools' schemas (:mod:`endstate_harness.agent.tools`) use a handful of
-JSON Schema keywords, while importing jsonschema (and ``referencing``, ``attrs``, ``rpds``)
-costs about 50-75 ms, a tenth of the host's work in a whole ``prove`` whose scripted agents
-only ever send valid arguments. So :func:`fits` answers the common question, "are these
-arguments valid?", for schemas made only of the keywords below, and jsonschema stays the
-authority everywhere else: a schema with any other keyword, and any call that does not fit
-(jsonschema then finds the error and words it, exactly as before).
-
-The one direction that matters is never to call valid what jsonschema rejects; the
-semantics below are jsonschema's for draft 2020-12 (the draft ``validator_for`` picks for a
-schema without ``$schema``), and ``tests/harness/test_argcheck.py`` compares the two on
-thousands of argument sets.
-"""
+"""Whether a tool call's arguments fit its schema, decided without importing jsonschema."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
-"""The agent loop.
-
-Each step fits the transcript into the context budget, sends it to the model with the tool
-schemas, records the answer, and runs the tool calls it asked for, in order, through the
-permission policy. Every message and every event is committed to the session before the
-next thing happens, so the on-disk session is always a valid prefix of the run.
-
-The loop stops on a final message (the model's own stop reason: ``end_turn`` or
-``max_tokens``), on ``max_steps`` model calls, on the deadline (stop reason ``error``, as
-endstate 0.3.0 reports it, with ``timed_out`` set; the loop still returns normally so the
-end state is graded), when even a compacted context cannot fit (``budget_exceeded``) or on
-a provider failure (``error`` with ``error`` set: a harness error, not a task failure).
-A deadline that passes *while a model call is in flight* (an endpoint that hangs: the provider
-is given the time left and gives up when it runs out) is such a provider failure too:
-``timed_out`` and ``error`` are both set, because the time went to waiting for the model, not
-to the agent's own work.
-A run killed by crash injection and never resumed reports ``tool_use``: it stopped with a
-tool call outstanding.
-
-Counters (steps, tokens, compactions, denials, unsettled calls) are read back from the
-session's events, so they cover the whole run even when it was killed and resumed by a
-new loop.
+"""The agent loop: fit the transcript into the budget, call the model, run the tool calls it
+asked for through the permission policy, commit everything to the session, and stop on a
+final message, ``max_steps``, the deadline, an exhausted budget or a provider failure.
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""Oracles: the scripted agents prove drives through the real loop (task-format.md §7).
-
-``oracle.json`` beside task.json is a JSON list of steps, each a non-empty list of
-``{"tool": name, "args": {...}}`` made in one model turn. Without one, the *solution
-oracle* is derived from solution/: for every file solution/ adds or changes, a ``read`` of
-the fixture's version when there is one (an agent looks before it writes, and the read
-makes the transcript, and so the compaction budget, realistic), then a ``write``.
-"""
+"""Oracles: the scripted agents prove drives through the real loop (task-format.md §7)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The permission policy: which tool calls may run.
-
-Ordered rules, the first match wins, and anything no rule matches is denied: the cost of
-wrongly refusing is one wasted step, the cost of wrongly allowing is a deleted tree or a
-leaked key. A denied call is not an exception: the loop answers the model with an error
-result and counts the denial, so "the agent was refused" is a run counter a task can bound
-(``requires.denied_calls``).
-
-The default policy follows task-format.md §5. ``allow_all()`` exists for one purpose:
-prove removes the guard on purpose to show a permissioning task fails without it.
+"""The permission policy: which tool calls may run (ordered rules, first match wins, default
+deny; task-format.md §5). A denied call is answered as an error and counted.
 """
 
 from __future__ import annotations

@@ -1,18 +1,4 @@
-"""Model providers: the loop's only view of a model.
-
-:class:`Provider` is a protocol with one method. Two implementations ship:
-
-* :class:`OpenAIProvider`, on the openai SDK, for any OpenAI-compatible chat-completions
-  endpoint (OpenAI, vLLM, Ollama, llama.cpp, gateways) via ``base_url``. The SDK's own
-  retries are switched off and done here instead, so that the backoff is explicit, the
-  retry count is observable and ``Retry-After`` is honoured within the run's deadline.
-* :class:`ScriptedProvider`, which plays a fixed list of tool-call steps (the oracle.json
-  format of task-format.md §7) and then ends its turn. It is how prove drives a task
-  through the real loop, and how the guards are tested without a model.
-
-A provider failure is a :class:`ProviderError`; the loop turns it into stop reason
-``error`` and the runner into a harness error, never into a task failure.
-"""
+"""Model providers: the loop's only view of a model."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""Killing a run on purpose, so that resume is tested rather than assumed.
-
-:class:`KilledRun` stands for the process dying. It derives from ``BaseException`` so that
-no ``except Exception`` on the way (a tool's, the loop's, a grader's) can swallow it: what
-survives a kill is exactly what the session store committed, nothing in memory.
-
-``crash_at_call`` counts the tool calls that reach execution (the ones the policy allowed
-and that name a real tool) across the whole run, from 0. ``after_side_effect`` picks the
-window: ``False`` dies before the call runs (resume simply does it), ``True`` dies after it
-ran and before its result was recorded (resume re-runs an idempotent tool, and answers a
-shell command "outcome unknown").
-"""
+"""Killing a run on purpose, so that resume is tested rather than assumed."""
 
 from __future__ import annotations
 

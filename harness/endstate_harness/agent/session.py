@@ -1,14 +1,5 @@
-"""Durable sessions in SQLite.
-
-Every append is its own committed transaction, so a process killed at any moment loses at
-most the tool call in flight. Besides the transcript, the session keeps the run's
-*events* (model calls with their usage and latency, compactions, denials, unsettled calls):
-the run counters are derived from them, so a run that was killed and resumed by a fresh
-process reports its counters over the whole run, not over the last piece.
-
-One connection per operation, with a busy timeout: the store is shared by the threads of
-``run_suite --jobs N`` and by separate processes (``run`` and ``sessions``), and SQLite
-handles that locking itself when nobody holds a connection open.
+"""Durable sessions in SQLite: the transcript and the run's events (the run counters are
+derived from them), one committed transaction per append.
 """
 
 from __future__ import annotations

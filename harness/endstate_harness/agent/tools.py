@@ -1,20 +1,4 @@
-"""The agent's tools: read, write, edit, glob, grep and bash.
-
-Every tool works on a :class:`Workspace`: a root folder with a confined ``path()`` and a
-``run()`` for shell commands. A sandbox is a workspace (its live tree; ``run`` goes into
-the container under Docker), and so is :class:`DirectoryWorkspace`, the plain folder the
-``run`` command works in when a user points it at their own checkout.
-
-Confinement lives in one place, ``Workspace.path``: a path, or a symlink on the way to it,
-that leaves the root is refused and never followed. Tools raise :class:`ToolError` for every
-expected failure (bad arguments, missing file, ambiguous edit, escape); the loop answers
-the model with it as an error result, because a model that gets an error can correct
-itself while a traceback ends the run.
-
-``idempotent`` drives resume (task-format.md §5): running a read, a glob, a grep, a write
-or an exact-replacement edit twice leaves the tree as once, so an outstanding one is simply
-re-run; a shell command is the general case of an unrepeatable side effect, so it is not.
-"""
+"""The agent's tools: read, write, edit, glob, grep and bash."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The context budget and compaction.
-
-Tokens are estimated as characters/4 (see :func:`messages.estimate_tokens`). When the
-conversation exceeds ``max_context_tokens - reserve_output_tokens`` the oldest messages are
-dropped, with the system prompt and the first user message (the task) pinned, and every
-compaction is recorded as an event with the token counts before and after. The events are
-a run counter (``requires.compaction_events``): a compaction task asserts the budget did
-something, and prove removes the budget (:func:`unlimited`) to show that assertion bites.
-
-Dropping is done by *turns*, not by single messages: an assistant message that asked for
-tools and the tool results answering it go together. A tool result whose request was
-dropped is malformed under the OpenAI contract (and meaningless to a model), so splitting
-a turn would trade a compaction for a provider error.
+"""The context budget and compaction: the oldest whole turns are dropped when the
+conversation exceeds the usable context, and each compaction is recorded as an event.
 """
 
 from __future__ import annotations

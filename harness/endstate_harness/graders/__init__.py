@@ -1,24 +1,8 @@
 """Graders: how a task's grader names become callables, and the full grader catalogue.
 
-A grader is ``f(sandbox, **args) -> Verdict``. It is handed the sandbox and nothing else, so it
-can judge only what the agent *left*, never what the agent *said*; :func:`resolve` enforces that
-shape when a name from task.json is turned into a callable (task-format.md §3).
-
-This module is the public face of the graders: every grader a task can name under
-``endstate_harness.graders:<x>`` is importable from here, and so are resolution
-(:func:`resolve`, :func:`grade`, in :mod:`~endstate_harness.graders.resolver`) and the run-level
-:func:`requirements_checks`. Importing it loads only the table (:mod:`.names`) and the search
-paths (:mod:`.search`): a grader, the resolver and the task model are imported on first use of
-their name, so lint, which reads the graders' source, never pays for them. The graders
-themselves live in their own rooms:
-
-* the reference library of §3 in :mod:`endstate_harness.graders.reference` (``command_succeeds`` …
-  ``changed_paths_within``), which ``endstate.evals.graders:<x>`` resolves to;
-* the in-process hardened unittest grader :func:`tests_pass` in
-  :mod:`endstate_harness.graders.unittest_grader` (a courtesy for the visible tests);
-* the out-of-process judge :func:`judged_tests` in :mod:`endstate_harness.graders.judge`, which
-never
-  shares a process with the code it judges.
+Every grader a task names as ``endstate_harness.graders:<x>`` is importable from here, lazily:
+importing the package loads only the table (``names``) and the search paths; the graders
+(``reference``, ``unittest_grader``, ``judge``) and the ``resolver`` load on first use.
 """
 
 from __future__ import annotations

@@ -1,23 +1,4 @@
-"""Let suite grader modules written for endstate 0.3.0 import without endstate installed.
-
-A suite's own grader module usually starts with ``from endstate.evals import Check, Verdict``
-(and sometimes ``Sandbox`` for annotations). This project must run such a module whether or
-not the ``endstate`` package is installed, and when it *is* installed it must not shadow it:
-a user who has endstate wants endstate's classes.
-
-Both needs are met by one finder appended at the **end** of ``sys.meta_path``. Python asks the
-finders in order, so the ordinary path finder always gets the first chance at ``endstate``; only
-when the real package cannot be found does this finder answer, with small alias modules:
-
-* ``endstate``              an empty package
-* ``endstate.evals``        Check, Verdict, Sandbox, ExecResult, SandboxError, GraderSpec,
-                            GraderContractError and resolve, from this project
-* ``endstate.evals.graders``  this project's reference library
-(:mod:`endstate_harness.graders.reference`)
-
-Nothing else is aliased: a suite module importing ``endstate.agent`` gets an honest
-ImportError instead of a half-working stand-in.
-"""
+"""Let suite grader modules written for endstate 0.3.0 import without endstate installed."""
 
 from __future__ import annotations
 

@@ -1,38 +1,6 @@
-"""Whose failure is it? The one rule that tells an environment failure from a task failure.
-
-eval and prove ask the same question of a failing grade — did the *end state* fail, or could
-the graders not run here at all? — and must answer it the same way: eval records an *error*
-(kept out of the pass rate), prove reports the check *unassessed* (ES908). Both call
-:func:`environment_failure` (a verdict) or :func:`exec_environment_failure` (one command).
-
-The rule, and why it cannot be gamed from the end state:
-
-1. **A grader that could not be loaded** (``grade`` failed it with ``<name>: cannot resolve:
-   …``: the module does not import, the name or its args break the contract) never judged
-   anything. Grader modules are imported on the host from the task and suite folders, which
-   the agent never touches.
-2. **A program that is not there.** A failing check whose text carries the shell's own
-   "not found" (exit 127) or "cannot execute" (126) message — ``sh: 1: python: not found``,
-   ``bash: python: command not found``, ``No such file or directory: 'python3'`` (a spawn),
-   ``exec: "python": executable file not found`` — counts only when the program it names is
-   one the *task* runs: the first word of a simple command of a grader's ``command`` (after
-   ``VAR=value`` and ``env``/``exec``/``command``/``nohup``/``time``), or the interpreter of
-   ``tests_pass``/``judged_tests`` (``python``, default ``python3``). Only bare names count (a
-   name with ``/`` — ``./run_tests.sh``, ``scripts/check`` — is a file of the tree, which the
-   agent may well have deleted: that is the task failing). And the message is *verified*: the
-   program must be absent from the sandbox's PATH, asked afresh with ``command -v``. The
-   agent's code can print any text, but it cannot remove a program from the image (the
-   Docker root file system is read-only and PATH is fixed, the tree is not on it), so
-   ``python -m unittest`` in an image without ``python`` is an error, while a test module that
-   prints ``python: not found`` and exits 127 is a failure. In the local sandbox (which does
-   not isolate) PATH is the host's.
-3. **A sandbox that cannot run anything**: a check mentions that exec failed (``OCI runtime
-   exec failed``) and the sandbox cannot run ``command -v sh`` either.
-
-Everything else is the task's: the agent's code exiting (even 127), a killed container while
-the daemon answers (:class:`SandboxDied`, decided in ``grade``), an end state that cannot be
-graded (``Sandbox.end_state_problem``). A sandbox that cannot start, or a daemon that stops
-answering, raises :class:`SandboxError` before there is a verdict to classify.
+"""Whose failure is it? The one rule that tells an environment failure from a task failure:
+eval records an *error*, prove an *unassessed* check (ES908). The rule, and why the end
+state cannot game it: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,4 @@
-"""The reference grader library of task-format.md §3 (``endstate.evals.graders``).
-
-A task written for endstate 0.3.0 names these ``endstate.evals.graders:<x>``; they must grade to
-the same pass/fail with the same check names here, so their behaviour follows endstate 0.3.0
-exactly, quirks included (each quirk is marked where it matters). The differential test holds
-them to it. They live apart from resolution (:mod:`endstate_harness.graders`) so that the
-``endstate.evals.graders`` alias of :mod:`endstate_harness.graders.compat` can point at this module
-without importing the resolver that installs the alias (no import cycle).
-
-Annotations here are real objects, not strings, because the linter reads them to type-check a
-task's ``args`` (``paths: list[str]``, ``timeout_s: float | None``…).
-"""
+"""The reference grader library of task-format.md §3 (``endstate.evals.graders``)."""
 
 import re
 from collections.abc import Callable

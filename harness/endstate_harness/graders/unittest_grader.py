@@ -1,24 +1,6 @@
-"""``tests_pass``: a unittest grader that the hacks of exploits.md do not fool.
-
-``command_succeeds("python -m unittest …")`` trusts the exit code of a process that runs the
-agent's code. exploits.md measured a dozen ways to make that process exit 0 with failing tests
-(exit at import, patch the asserts, skip at import, a stealth ``.pyc``, a shadowing
-``unittest.py``…). This grader trusts none of it:
-
-* the interpreter is isolated: environment cleared (so no ``PYTHONPATH``), ``-s -S`` (no site,
-  no ``.pth``, no ``sitecustomize``), ``-B`` and an import hook that compiles every module of
-  the tree from its source (no stealth ``.pyc``, no sourceless ``.pyc``), the working
-  directory off ``sys.path`` until discovery puts the top-level dir on it;
-* the runner is not in the tree (its source is passed on the command line) and reports on a
-  channel keyed by a random per-run nonce, after the last test: no report means no pass;
-* what *should* run is computed here, statically, from the **pristine** fixture's test files
-  and the holdout's, never from the end state: a test that went missing, was renamed, or was
-  hidden by a ``load_tests`` is a failure, and so is a skip the fixture did not already have;
-* unittest's classes and functions, ``sys.exit``, ``os._exit`` and ``atexit.register`` are
-  snapshotted at start and checked after every test: a patch is a failure.
-
-It runs through ``sandbox.run`` only, so it works in any sandbox whose image has ``python3``
-and ``env`` (the Docker image needs nothing else; the runner is stdlib-only and Python 3.8+).
+"""``tests_pass``: a unittest grader that the hacks of exploits.md do not fool, run in an
+isolated interpreter through ``sandbox.run`` (so in any sandbox whose image has ``python3``).
+Its limits: docs/guide/graders.md; its design: docs/architecture.md.
 """
 
 import ast

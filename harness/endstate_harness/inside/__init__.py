@@ -1,12 +1,7 @@
 """Programs shipped as text into a sandbox or a judge child; the host never imports them.
 
-Each module here runs in an interpreter the harness does not control (the sandbox's Python,
-possibly older, with ``-I``/``-S``): it imports only the standard library, and a test holds
-it to that. A program made of several parts (the Docker runner, the judge's child) is their
-texts joined in order; the later parts import the earlier ones' names only under an
-``if "<name>" not in globals():`` guard, for linters and tests.
-
-:func:`program` returns the text a harness module sends; nothing else reads these files.
+Each imports only the standard library (Python 3.8+; a test holds them to it).
+:func:`program` returns the text a harness module sends.
 """
 
 from __future__ import annotations

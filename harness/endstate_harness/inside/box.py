@@ -1,10 +1,5 @@
-"""What the runner inside a Docker sandbox does to the container itself: shipped as source.
-
-Part of the runner (:mod:`endstate_harness.inside.box_runner`, whose text follows this one's
-when the host starts it; see ``docker_agent._source``): becoming non-dumpable, sweeping every
-process a command left behind and waiting until they are gone, and the container pool's
-reset (every process but the spared ones killed, the writable places emptied, the IPC
-objects removed) with the digest that shows it worked. Never imported by the harness.
+"""What the runner inside a Docker sandbox does to the container itself: shipped as source,
+the first part of the runner's program (:mod:`endstate_harness.inside.box_runner` follows).
 """
 
 import ctypes

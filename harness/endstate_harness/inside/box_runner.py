@@ -1,40 +1,7 @@
 """The runner that lives *inside* a Docker sandbox: shipped as source, never imported.
 
-Why: every ``docker exec`` costs about 60 ms of the daemon's and runc's time before the
-command's first instruction (measured on the 2-core machine: ``true`` 61 ms, ``python3 -c
-pass`` 74 ms), and a prove check ran at least two of them (its command and the container's
-reset). This program is started once per container, by one exec whose standard streams stay
-attached, and from then on starts each command itself: a fork and an exec, well under a
-millisecond. The host speaks to it over a UNIX socket it offered in a folder mounted into
-the container (and withdrew once the runner connected, see ``docker_agent.SocketOffer``), or
-else over that exec's stdin and stdout; the exec's end is the host's either way.
-
-It also keeps the container's warm interpreters (``sandbox_zygote_src``, started
-``private``): a Python run the host recognised is forked from one instead of started fresh,
-exactly as the local sandbox does, and then treated as the shell wrapper treats a command
-(its group killed when it ends or at its limit, every other process but the spared ones
-swept, the sweep settled) before its end is reported.
-
-It runs as ``python3 -I -S -c SOURCE`` (isolated: no environment variable, user site or
-working folder on its import path; nothing imported after its start but the standard
-library's own, from the read-only root file system), makes itself non-dumpable (a command of
-the same uid can then neither ptrace it nor read its memory; its zygotes do the same) and
-starts commands in sessions of their own. It reads nothing but the host's requests and its
-zygotes' answers; what a command writes reaches it only as bytes it forwards. A command can
-still signal it (same uid); then the host sees the stream end, and runs that sandbox's later
-commands through ``docker exec`` again.
-
-Wire format, both ways: one byte of kind, four bytes of big-endian length, the payload.
-Host to agent: ``R`` start a command (JSON: argv, cwd, stdin, spare_arg), ``Z`` start a
-zygote (JSON: key, head, source, preload, env), ``W`` fork a run from one (JSON: key, spawn,
-limit, absent, stdin, and the fallback command ``R`` would start), ``I`` bytes for the
-command's stdin, ``C`` close it, ``K`` kill every process but the spared ones, ``P`` ping,
-``D`` digest, ``Q`` reset (JSON: keeper; see ``docker_agent_box_src``). Agent to host: ``H``
-hello (JSON: pid, environ, sh, pidfd, socket), ``Z`` a zygote's start (JSON), ``O``/``E`` the
-command's stdout/stderr bytes, ``X`` it ended (JSON: code, negative for a signal; warm),
-``P`` pong, ``D`` a digest (JSON), ``F`` (over the socket, with two descriptors attached:
-the command's stdout and stdin, when its request said ``direct``), ``!`` a request failed
-(JSON: error).
+Started once per container, it starts each command itself; its wire format is in
+docs/architecture.md (appendix). Standard library only, Python 3.8+.
 """
 
 import json

@@ -1,11 +1,5 @@
-"""The warm interpreters of the runner inside a Docker sandbox: shipped as source.
-
-Part of the runner (:mod:`endstate_harness.inside.box_runner`, whose text follows this one's
-when the host starts it; see ``docker_agent._source``). A :class:`_Zygote` is
-``sandbox_zygote_src`` started ``private`` (non-dumpable) in a folder of the container's
-``/tmp`` that is removed as soon as it is ready (it reads nothing there afterwards, and no
-reset or digest of ``/tmp`` ever sees it); the runner asks it to fork runs and reap them.
-Never imported by the harness.
+"""The warm interpreters of the runner inside a Docker sandbox: shipped as source, part of the
+runner's program (:mod:`endstate_harness.inside.box_runner`).
 """
 
 import marshal

@@ -1,20 +1,6 @@
-"""The judge's child: the one process that runs the code under test. Shipped as source.
-
-Why it exists: the judge must never import the agent's code, yet the holdout calls it. This
-small server runs inside the sandbox, on a throwaway copy of the sealed end state, imports the
-package when asked, and answers each request (import, getattr, call, a few operators) with a
-value encoded by :mod:`endstate_harness.graders.judge.wire`, a reference to an object it keeps, or
-the
-exception raised. It is never imported by the harness: :func:`source` returns its text together
-with ``wire.py``'s, and the sandbox runs that with ``python -s -S -B -c`` (no site, no bytecode).
-
-Nothing here is trusted. The process may exit, crash, hang, print to the channel or answer out
-of turn; the judge treats each of those as a failed case. Protocol stdout is a private duplicate
-of fd 1 taken before any code under test runs; fd 1 then points at stderr, so a ``print`` in
-the package cannot land in the channel by accident (code that *aims* at the channel only
-speaks for itself, which it could do anyway by returning values).
-
-Stdlib only, Python 3.8+: the sandbox's Python may be older than the judge's.
+"""The judge's child: the one process that runs the code under test. Shipped as source with
+:mod:`endstate_harness.graders.judge.wire`, run with ``python -s -S -B -c``; standard library
+only, Python 3.8+.
 """
 
 import operator

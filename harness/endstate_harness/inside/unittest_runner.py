@@ -1,25 +1,5 @@
 """The test runner ``tests_pass`` sends into the sandbox as source text (never imported there).
-
-It runs in an interpreter started by :mod:`endstate_harness.graders.unittest_grader` with a cleared
-environment and ``-s -S -B``, so nothing in the tree runs before this file's first line: no
-``sitecustomize``, no ``.pth``, no ``unittest.py`` on the path; tree modules are then compiled
-from source only (no stealth ``.pyc``). The host appends ``main({...})`` with a per-run
-random key. The runner:
-
-1. strips the working directory from ``sys.path`` *before* importing anything, then imports
-   everything it needs from the standard library, so a module in the tree cannot shadow them;
-2. prints an inventory of the test files it sees (``<key> inventory {...}``) before any code
-   of the tree runs: the host learns which test files the holdout staged from here;
-3. takes a snapshot of unittest's classes and functions and of ``sys.exit``/``os._exit``/atexit,
-   runs discovery with its own result class, and checks the snapshot after every test;
-4. prints ``<key> report {...}`` on a file descriptor duplicated at start, only once the whole
-   suite has run. An early exit, of any kind, leaves no report, and no report is a failure.
-
-Everything that reports is defined inside :func:`main` so that code under test cannot reach it
-through ``sys.modules['__main__']``. It must run on any Python 3.8+ (the sandbox image's), so it
-uses nothing newer. Known limit: code under test runs in this process and could, if written
-against this runner, find the key by walking frames and print a forged report; the generic
-hacks of exploits.md cannot.
+Standard library only, Python 3.8+; what it does, step by step: docs/architecture.md.
 """
 
 import sys

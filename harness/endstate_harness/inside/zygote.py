@@ -1,27 +1,5 @@
 """The warm interpreter that runs *inside* a sandbox: shipped as source, never imported.
-
-Why: a check of prove runs one Python program on the code under test (the judge's child, the
-hardened ``tests_pass`` runner, ``python -m unittest``); a fresh interpreter that imports the
-standard library (and, behind a pyenv shim, a dozen shell processes to find it) costs several
-times what the tests themselves do. This file is run as ``PYTHON FLAGS -c SOURCE FD PRELOAD``
-with the same interpreter, flags and environment as the program would get (only HOME and
-TMPDIR differ, and they are set per run), in an empty folder, imports the standard-library
-modules listed in PRELOAD (never anything of a tree: its working folder is empty), and then
-only waits for requests on the socket FD.
-
-A request is a ``marshal`` dict from the harness (never from a run: a run never holds the
-socket): ``spawn`` with three file descriptors (stdin, stdout, stderr) forks a run; ``reap``
-waits for one (the harness asks only after it saw the run end, so a pid stays reserved until
-then). The forked run sets itself up exactly as a fresh process would (its own session, the
-three descriptors and no other, the working folder, the whole environment, ``sys.argv``,
-``sys.path[0]``, a new ``__main__``) and falls out of :func:`_zygote` to run the program at
-the top level, so exit codes, ``SystemExit``, ``atexit`` and thread shutdown are the
-interpreter's own. Nothing a run does reaches the zygote: it is a separate process that never
-reads anything but the harness's requests.
-
-Stdlib only, Python 3.8+, no import beyond ``_io``, ``_socket`` and ``marshal`` (the
-sandbox's Python may be older than the harness's, and the run must not find the zygote's own
-helpers loaded).
+Imports nothing beyond ``_io``, ``_socket`` and ``marshal``; Python 3.8+.
 """
 
 import _io

@@ -1,11 +1,4 @@
-"""Cleaning up on every path out: signals deferred in critical sections, open sandboxes closed.
-
-Why a module of its own: every resource the harness makes (a scratch folder, a container, a
-process) must be gone after Ctrl-C, SIGTERM or interpreter exit, and the window between making
-a resource and recording it is where leaks happen. The sandboxes, the runner and the judge all
-use these two pieces; keeping them apart from the sandbox classes keeps each file about one
-thing.
-"""
+"""Cleaning up on every path out: signals deferred in critical sections, open sandboxes closed."""
 
 from __future__ import annotations
 

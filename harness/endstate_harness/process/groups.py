@@ -1,10 +1,4 @@
-"""Process groups: how every command the harness starts is ended, with everything it started.
-
-A command runs as the leader of a group of its own, so one ``killpg`` reaches what it left
-running in the background (``sleep 100 &``). The local sandbox, the agent's tools and the
-judge use these; the Docker runner, which lives in the container, has its own copy
-(:mod:`endstate_harness.inside.box`).
-"""
+"""Process groups: how every command the harness starts is ended, with everything it started."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
 """Deleting closed sandboxes' scratch folders off the caller's path: renamed now, removed by a
 background thread.
-
-Why: a full prove closes a sandbox per check, and deleting its folder (a copy of the fixture,
-the live tree, private HOMEs) was the largest host-side part of a check after the imports
-(profiled on ``tasks/fix-help-text-wrap``: ~20 % of the prove process's busy samples, about
-300 ``rmtree`` calls). Each ``unlink``/``rmdir`` releases and re-takes the GIL, so with the
-check threads busy the deletion also waits its turn; the next check need not wait for it.
-
-What keeps it sound and clean:
-
-* :func:`remove_later` renames the folder first (one ``rename`` in the same parent, so the
-  old name is gone when it returns, as after a synchronous delete) to a dotted name that no
-  sandbox ever makes; nothing of any other sandbox lives in it, so a check never sees another
-  check's tree (every check's tree is still a fresh copy in a fresh ``mkdtemp`` folder);
-* a folder that cannot be renamed is deleted at once, as before;
-* :func:`drain` waits until every folder handed over so far is gone (prove calls it before a
-  task's proof is returned, so nothing outlives the proof); the open-sandbox registry drains
-  at interpreter exit and on SIGTERM/SIGHUP (it joins the thread, which deletes what is
-  pending first), so an interrupted run still deletes everything before the process ends.
 """
 
 from __future__ import annotations

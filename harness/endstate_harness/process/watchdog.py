@@ -1,21 +1,4 @@
-"""Cleanup that survives SIGKILL: a watcher process removes what its dead owner left behind.
-
-Why: every other cleanup path (``with`` blocks, the open-sandbox registry, atexit, the signal
-handlers) runs inside the process that made the resource, and a SIGKILLed process runs
-nothing. That is exactly how a cluster node ends a unit: Ray kills a job's worker processes
-when the driver disconnects, and after Ctrl-C on the driver a cancelled unit can be reported
-done before it has unwound, so its worker died holding a container and its scratch folder
-(CI saw the container outlive the run). The stray-container sweep finds such containers only
-when another sandbox starts later on that host, which may be never.
-
-How: :func:`guard` starts, once per process, ``python -m endstate_harness.process.watcher``, which
-forks the watcher into a session of its own and exits. The watcher reads a pipe whose write
-end only the owner holds (not inherited by the owner's children). However the owner ends,
-the kernel closes that end; the watcher reads EOF, removes the folders the owner still had
-registered (:func:`protect`, :func:`release` write them into the pipe) and, when the owner
-had said it uses Docker, the containers labelled with a dead owner's pid; then it exits. An
-owner that cleaned up after itself leaves nothing registered, so its watcher exits at once.
-"""
+"""Cleanup that survives SIGKILL: a watcher process removes what its dead owner left behind."""
 
 from __future__ import annotations
 

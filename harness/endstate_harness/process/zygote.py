@@ -1,28 +1,5 @@
-"""A warm start for trusted host processes: a pre-started interpreter, forked per run.
-
-Why: every ``judged_tests`` grading starts a judge process on the host, and a fresh
-interpreter importing ``unittest`` and the judge costs several times what the tests it runs
-do; prove grades dozens of end states per task. A *zygote* (the forkserver pattern) pays that
-once: it starts with the same interpreter, flags (``-s -B``) and environment a fresh judge
-gets, imports the judge's module, and then only waits for requests on a socket. Each run is a
-``fork()`` of it that sets itself up exactly as the fresh process would (its own session, the
-working folder, ``sys.path[0]``, stdin/stdout and the report pipe received over the socket)
-and calls the module's ``main()``.
-
-What keeps it sound:
-
-* the zygote imports only the harness's own module (and the standard library it pulls in);
-  it never runs a test, never imports a task's file and never reads anything a run produces:
-  it receives a request (a JSON line and three file descriptors) and answers with a pid, so
-  nothing a test or the code under test does can reach it, and every run starts from the
-  same untouched state;
-* a run's pid stays reserved until the harness has seen it end (the zygote reaps it only when
-  asked), so killing it can never hit a recycled pid;
-* anything that fails (no zygote, a dead one, ``fork`` refused) falls back to a fresh process,
-  and ``ENDSTATE_WARM=0`` turns the warm start off altogether.
-
-The zygote is stopped at interpreter exit and on SIGTERM/SIGHUP (the open-sandbox registry),
-and exits by itself when its socket closes (the harness is gone).
+"""A warm start for trusted host processes (the judge): a pre-started interpreter, forked per
+run. ``ENDSTATE_WARM=0`` turns it off.
 
 Usage (internal): ``python -s -B -m endstate_harness.process.zygote MODULE SOCKET_FD``.
 """

@@ -1,23 +1,4 @@
-"""Sandboxes: where an agent works and what a grader reads (task-format.md §4).
-
-A sandbox owns a scratch folder with two trees side by side::
-
-    <scratch>/live      the tree the agent edits and commands run in
-    <scratch>/fixture   the pristine fixture, kept for ``fixture_text`` and ``changed_paths``
-
-The grader-facing API (``run``, ``read_text``, ``fixture_text``, ``end_state_files``,
-``changed_paths``, ``tree_hash``, ``exists``) reads the *sealed* end state: ``seal()`` snapshots
-the live tree when the agent stops, before holdout/ is overlaid, so a grader cannot assert
-on the holdout's own files or on its own side effects.
-
-Every path is relative and confined: a path, or a symlink on the way to it, that leaves the
-live tree raises :class:`PathEscapeError` and is never followed.
-
-The abstract :class:`Sandbox` is the interface graders see. :class:`TreeSandbox` below it holds
-everything file-shaped (the scratch folder, staging, sealing, the reading API), so the two
-backends cannot drift on what a grader observes; ``LocalSandbox`` (``local_sandbox.py``) and
-``DockerSandbox`` (``docker_sandbox.py``) add only how a command runs.
-"""
+"""Sandboxes: where an agent works and what a grader reads (task-format.md §4)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """Which sandbox a run uses, and why: one choice for prove, eval, redteam, run, the hook and
 the language server.
-
-``--sandbox auto`` (the default everywhere) is Docker when a Docker run can start (the daemon
-answers and the image is there, as ``endstate-author sandbox status`` says) and the local
-sandbox otherwise, with a note saying why. ``docker`` and ``local`` are taken as asked.
-:meth:`SandboxChoice.make` is the one factory every command builds its sandboxes with, and
-:meth:`SandboxChoice.header` the one line every run prints about it.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """The local sandbox: commands run as host subprocesses in the live tree.
 
-**Not an isolation boundary.** It exists so the harness, prove and the tests run on a machine
-without Docker, and so a task can be debugged without a container in the way; results from it
-should say so. What it does guarantee:
-
-* a clean, deterministic environment (PATH, a scratch HOME, C.UTF-8, no byte-compilation, a
-  fixed hash seed; nothing else from the host, so no credential leaks into the agent's shell);
-* every command runs in its own process group, and the whole group is SIGKILLed when the
-  command ends, on timeout, and on Ctrl-C: ``sleep 100 &`` does not outlive the call. (A
-  process that makes itself a new session with ``setsid`` escapes the group; only the Docker
-  sandbox contains that.)
-* output is capped per stream, so a chatty command cannot eat the harness's memory;
-* after the seal, every command runs on a fresh copy of the end state, with a HOME and TMPDIR
-  of its own that are removed when it ends.
-
-What it cannot stop, since the code runs as you on your machine: writes to absolute paths (a
-literal ``/tmp/x`` outlives the run, and a grading command that copies the staged holdout
-there leaks it to a later attempt), reads of the task folder itself, and ``setsid`` escapes.
-The judge never stages the holdout where the code under test runs, but tasks that run the
-holdout with ``command_succeeds`` do. Use the Docker sandbox for anything that must hold.
+**Not an isolation boundary**: use the Docker sandbox for anything that must hold
+(docs/guide/sandbox.md says what it does and does not guarantee).
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Where short-lived grading trees go: memory (``/dev/shm``) when the machine has it.
-
-Why: a full prove makes, copies and removes a few hundred small trees (a sandbox per check,
-the live tree rewritten before every run, a private HOME per command). On a disk file system
-each ``mkdir``/``rmdir``/``unlink`` is a journal entry, and under load they were the largest
-remaining part of a check (measured on ``tasks/fix-help-text-wrap``: 2.45 s → 1.97 s for a
-full prove with TMPDIR=/dev/shm, system time halved; in one run under other load). A tmpfs
-does the same in memory.
-
-Only for grading trees, whose size is the task's fixture: an agent's sandbox (``eval``) keeps
-the system temp folder, where a runaway write fills a disk rather than memory. An explicit
-``TMPDIR`` is always honoured (the user chose where temp files go), and so is
-``ENDSTATE_SCRATCH`` (a folder, or ``disk`` for the system temp folder).
+"""Where short-lived grading trees go: memory (``/dev/shm``) when the machine has it. An
+explicit ``TMPDIR`` is always honoured, and so is ``ENDSTATE_SCRATCH`` (a folder, or
+``disk``).
 """
 
 from __future__ import annotations

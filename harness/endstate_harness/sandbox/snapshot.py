@@ -1,21 +1,4 @@
-"""The sealed end state, held in memory: what every file grader reads after the agent stops.
-
-Why in memory: grading runs the agent's code again (the visible tests, the judge's child). Code
-that runs then can rewrite files on disk *after* one grader looked and *before* the next, or
-plant a file that only a later grader sees. A snapshot taken once, when the agent's processes
-are gone, and read from memory cannot be changed by anything that runs later; every command of
-the grading phase runs on a fresh copy written from it (:meth:`Snapshot.write_to`), and nothing
-reads that copy afterwards.
-
-Every file counts: the walk prunes only version-control metadata (:data:`END_STATE_PRUNED`),
-never ``__pycache__``, dot-folders or ``.pth`` files, because each of those can hold something a
-Python import loads. Compiled caches are *deleted* before the snapshot
-(:func:`delete_compiled_caches`), not ignored, so a planted ``.pyc`` can neither hide nor run.
-
-A tree that cannot be snapshot (a fifo, a socket or a device in it, or more bytes than
-:data:`MAX_SNAPSHOT_BYTES`) is an :class:`~endstate_harness.errors.EndStateError`: only the agent
-can have put it there, so the attempt fails with the reason instead of becoming an "error".
-"""
+"""The sealed end state, held in memory: what every file grader reads after the agent stops."""
 
 from __future__ import annotations
 

@@ -1,19 +1,4 @@
-"""Tree utilities shared by the sandboxes and by prove: copy, overlay, hash, read, confine.
-
-Every operation here walks a tree *without following symlinks*. That is the whole point of the
-module: a fixture, a holdout or an agent's end state is untrusted input, and a symlink in it is
-data (its target text), never a door. Three rules follow:
-
-* **Pruning.** The names of :data:`~endstate_harness.task.PRUNED_NAMES` are skipped at every
-  level, on the way in (copying) and on the way out (hashing, reading), so version-control
-  history, caches and virtualenvs are never part of a task's world nor of its end state.
-* **Copying a link copies the link.** A link whose target leaves the source tree cannot be
-  copied: in the sandbox it would point at the host (or at nothing), so it is an error
-  (:class:`PathEscapeError`) rather than a silent change of meaning.
-* **Writing never goes through a link.** Overlaying onto a tree that already holds a symlink
-  replaces the link; it never writes through it. Otherwise an agent could plant
-  ``tests -> /etc`` and have the holdout overlay write into the host.
-"""
+"""Tree utilities shared by the sandboxes and by prove: copy, overlay, hash, read, confine."""
 
 from __future__ import annotations
 

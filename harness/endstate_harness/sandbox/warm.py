@@ -1,45 +1,6 @@
-"""A warm start for the Python programs that run *in* a sandbox: recognise, then fork.
-
-Why: a full prove grades dozens of end states, and every grading starts a Python interpreter
-on the code under test (the judge's child, the hardened ``tests_pass`` runner, a
-``python -m unittest …`` command). Measured on ``tasks/fix-help-text-wrap``: the interpreter's
-start and the standard library's imports (behind a pyenv shim, also a dozen shell processes
-to find the interpreter) cost more than the tests do. The zygote
-(:mod:`endstate_harness.inside.zygote`, shipped as source) pays that once per
-interpreter, flags and environment, and forks one process per run.
-
-What is recognised (anything else runs as before):
-
-* an argv ``PYTHON [-s|-S|-B|-P|-u]… -c SOURCE`` (the judge's child channel);
-* a shell command made only of plain words (each exactly as :func:`shlex.quote` writes it),
-  optionally ``env -i`` with ``NAME=value`` words and ``${NAME+"NAME=$NAME"}`` (the hardened
-  ``tests_pass`` command), then the same ``PYTHON FLAGS -c SOURCE``, or ``-m unittest …`` /
-  ``-m pytest …`` with plain arguments;
-
-where PYTHON is ``python``, ``python3`` or ``python3.N`` found on the run's PATH.
-
-What keeps it sound:
-
-* the zygote starts from an empty folder and imports only standard-library modules named in
-  the program's own source (``unittest`` and ``runpy`` for ``-m unittest``, ``pytest`` for
-  ``-m pytest``); a run whose working folder holds anything named like a module the zygote
-  has loaded (``unittest.py``, ``json/``, ``re.cpython-311.so``…), or a ``.python-version``
-  (pyenv picks the interpreter by it), runs as a fresh process instead, so every import a
-  run makes resolves exactly as in a fresh process;
-* the environment must fix the hash seed (``PYTHONHASHSEED``), carry no ``PYTHONPATH`` or
-  ``PYTHONSTARTUP``, and is the zygote's key together with the interpreter and flags (only
-  HOME and TMPDIR may differ; they are set per run);
-* a run is a ``fork`` in a new session (timeouts and kills still hit its whole group) that
-  never holds the zygote's socket; the zygote reads only the harness's fixed-format requests
-  and reaps a run only when the harness asks, after seeing it end, so a pid is never recycled
-  under a kill;
-* a zygote that cannot start or fork, or is gone, means a fresh process; ``ENDSTATE_WARM=0``
-  turns the warm start off altogether (``ENDSTATE_WARM_SANDBOX=0`` only this one).
-
-Known differences from a fresh process, none of which changes what a grader reads: the
-preloaded modules are already in ``sys.modules``; ``/proc/self/cmdline`` shows the zygote's
-command (``sys.argv`` and ``sys.orig_argv`` are the run's); an uncaught
-``KeyboardInterrupt`` exits 1 instead of by SIGINT.
+"""A warm start for the Python programs that run *in* a sandbox: recognise, then fork from a
+zygote (:mod:`endstate_harness.inside.zygote`); anything not recognised runs fresh.
+``ENDSTATE_WARM=0`` or ``ENDSTATE_WARM_SANDBOX=0`` turns it off.
 """
 
 from __future__ import annotations

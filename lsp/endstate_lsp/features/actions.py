@@ -1,10 +1,5 @@
 """Code actions: ``textDocument/codeAction`` for task.json (quick fixes and fix-all), and
 quick fixes for its findings in other files of the task (ES601 in a holdout test).
-
-Why this module exists: which fixes exist is decided by :mod:`endstate_author.assist.actions`
-(edits as byte ranges per file, files to create); this picks the ones for the requested
-range and kinds, attaches them to the document's last findings, and turns their edits into
-a versioned ``WorkspaceEdit`` (one text edit list per file, ``CreateFile`` for new files).
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Code lens: the prove status line at the top of task.json.
-
-Why this module exists: an author should see, without opening a log, whether the task was
-proved, is being proved, or why prove on save is off (an untrusted workspace); clicking the
-lens runs :data:`~endstate_lsp.prove_on_save.PROVE_COMMAND`. The state it reads is the
-task's :class:`~endstate_lsp.state.TaskState`.
-"""
+"""Code lens: the prove status line at the top of task.json."""
 
 from __future__ import annotations
 

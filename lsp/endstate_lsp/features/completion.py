@@ -1,10 +1,4 @@
-"""Completion: ``textDocument/completion`` for task.json.
-
-Why this module exists: the proposals themselves come from
-:func:`endstate_author.assist.complete` (byte ranges, snippet text); this is the protocol
-side: the cursor position to a byte offset, item kinds, markdown documentation, and snippets
-turned into plain text for clients that cannot expand them.
-"""
+"""Completion: ``textDocument/completion`` for task.json."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Session set-up: ``initialize``, ``initialized`` and configuration changes.
-
-Why this module exists: the client's settings (:mod:`endstate_lsp.settings`) come in at
-``initialize`` (initializationOptions), are pulled with ``workspace/configuration`` once the
-session is up, and may change at any time; a change re-lints every open task (debounce and
-trust may differ). ``initialized`` is also where the server asks to be told about file
-changes, which lets the per-task caches live until a file really changes.
-"""
+"""Session set-up: ``initialize``, ``initialized`` and configuration changes."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """Diagnostics: lint the task of an open task.json as it is typed, and publish the findings.
 
-Why this module exists: this is the server's main job and the one with timing in it. A
-keystroke schedules a lint after ``debounceMs`` (a newer keystroke cancels the wait); the
-lint runs lint's own rules (``endstate_author.lint.run``) on the *buffer*, reusing the task's
-config, grader catalogue and directory listings (:mod:`endstate_lsp.state`), which change
-only when files change on disk; findings in other files of the task (a grader module, a
-fixture file) are published on those files and cleared when they go away; the last prove
-result's findings are merged in. Clients that pull diagnostics get the same answer.
-
-Registers: ``didOpen``, ``didChange``, ``didClose``, ``workspace/didChangeWatchedFiles``
-and ``textDocument/diagnostic``.
+Registers ``didOpen``, ``didChange``, ``didClose``, ``workspace/didChangeWatchedFiles`` and
+``textDocument/diagnostic``; the path from a keystroke to a diagnostic: docs/architecture.md.
 """
 
 from __future__ import annotations

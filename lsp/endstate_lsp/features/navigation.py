@@ -1,10 +1,4 @@
-"""Navigation: ``textDocument/definition`` and ``textDocument/documentLink`` for task.json.
-
-Why this module exists: a grader name jumps to its ``def`` (in a suite module or the
-harness), a path argument to the fixture file, and path arguments are underlined as links;
-:mod:`endstate_author.assist.links` finds the targets, this converts positions and paths to
-the protocol's ranges and URIs.
-"""
+"""Navigation: ``textDocument/definition`` and ``textDocument/documentLink`` for task.json."""
 
 from __future__ import annotations
 

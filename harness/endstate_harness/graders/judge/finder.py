@@ -1,12 +1,4 @@
-"""How the judge's imports of the package under test reach the child: a meta-path finder.
-
-Why it is its own module: :mod:`endstate_harness.graders.judge.remote` says what a proxy *is*; this
-module says *when* one is made — an ``import pkg`` in the holdout asks the child to import the
-real module there and binds a :class:`~endstate_harness.graders.judge.remote.RemoteModule` here, so
-the
-package's code never runs in the judge's interpreter. Child helpers (test doubles the package
-must call) are defined in the child first and answered the same way.
-"""
+"""How the judge's imports of the package under test reach the child: a meta-path finder."""
 
 from __future__ import annotations
 

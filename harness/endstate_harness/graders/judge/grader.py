@@ -1,25 +1,4 @@
-"""``judged_tests``: the grader whose verdict never shares a process with the code it judges.
-
-Why: every in-process test runner, however hardened, can be reached by the code it runs (find
-the runner's key in its frames, patch a result object through ``gc``, hook class creation…).
-An audit of "what was patched" is always one patch behind. This grader splits the work in two
-processes instead:
-
-* the **judge** (:mod:`endstate_harness.graders.judge.main`) runs on the host, in a folder holding
-only
-  trusted files: the pristine fixture's tests under ``start_dir`` and the holdout, exactly as
-  the task shipped them (read when they were staged, before any agent code ran during grading).
-  It imports ``unittest`` and the tests, and nothing of the agent's;
-* the **child** (:mod:`endstate_harness.inside.judge_child`) runs in the sandbox, on a fresh copy of
-  the sealed end state *without* the holdout, and is the only process that imports the package.
-  The two speak a values-only protocol (:mod:`endstate_harness.graders.judge.wire`), relayed here.
-
-The expected values stay in the judge and the holdout's files never enter the sandbox, so
-always-equal objects, read-the-test, result forging, skips and early exits have nothing to act
-on; each of them fails the case. What the holdout may do across the boundary, and what it may
-not (identity checks on the agent's objects beyond "the same object", monkeypatching, passing
-functions in), is in :mod:`endstate_harness.graders.judge.remote`; lint reports the latter as ES508.
-"""
+"""``judged_tests``: the grader whose verdict never shares a process with the code it judges."""
 
 import json
 import os

@@ -1,13 +1,5 @@
 """The judge process: runs the trusted tests against the code under test, which runs elsewhere.
 
-Started by :func:`endstate_harness.graders.judge.grader.judged_tests` on the host, never in the
-sandbox,
-in a folder holding only trusted files (the pristine fixture's tests and the holdout, as the
-task shipped them). Its stdin and stdout are relayed to the child in the sandbox; the package
-under test is imported through :class:`~endstate_harness.graders.judge.finder.RemoteFinder`, so no
-line of the agent's code runs in this process. The report goes to a separate pipe whose number
-is passed on the command line, so nothing the child sends can be mistaken for it.
-
 Usage (internal): ``python -m endstate_harness.graders.judge.main CONFIG_JSON``.
 """
 

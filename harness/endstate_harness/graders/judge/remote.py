@@ -1,34 +1,4 @@
-"""The judge's side of the boundary: proxies for the code under test, which lives elsewhere.
-
-Why it exists: the holdout is ordinary ``unittest`` code that imports the package and asserts
-on what it returns. In the judge, those imports resolve to proxy modules
-(:class:`~endstate_harness.graders.judge.finder.RemoteFinder`)
-whose attributes and calls travel to the child process (:mod:`endstate_harness.inside.judge_child`)
-and come back as **values only** (:mod:`endstate_harness.graders.judge.wire`). The assertions then
-run
-here, on data the judge rebuilt itself, so nothing of the agent's takes part in deciding them.
-
-What crosses and how:
-
-* plain data comes back as real Python values, built here;
-* any other object comes back as a reference: an instance of :class:`Remote` (or of a proxy
-  class mirroring the child's class, so ``isinstance(r, pkg.Money)`` works). Attributes,
-  calls, ``len``, iteration, indexing, ``str`` and ordering are forwarded; **equality is
-  identity** (the same child object, the same proxy), never the child's ``__eq__``, which is
-  where "always equal" lives. Compare plain values instead (``str(r)``, ``r.amount``);
-* an exception raised in the child is raised here as a local exception whose class mirrors the
-  child's (``pkg.ParseError`` derives from the same builtin, e.g. ``ValueError``), so
-  ``assertRaises`` works. A child's ``SystemExit``, ``KeyboardInterrupt`` or ``SkipTest`` is a
-  :class:`RemoteError`, never the real thing: the code under test cannot skip or end a test;
-* what cannot cross raises :class:`BoundaryError` with the reason: passing a function or an
-  object of the judge's to the child, or assigning to the package (monkeypatching). Test
-  doubles that the package must call (a fake clock, a stream) are declared by the task as
-  *child helpers*: modules of the holdout sent to the child and run there, whose objects the
-  holdout then uses by reference like the package's own.
-
-Whatever the child does — exit, crash, hang, print garbage, answer out of turn — the current
-request raises :class:`ChildGone` or :class:`RemoteError`, and the case fails.
-"""
+"""The judge's side of the boundary: proxies for the code under test, which lives elsewhere."""
 
 from __future__ import annotations
 

@@ -1,25 +1,7 @@
 """The judge's wire format: a canonical, typed encoding of plain data, and nothing else.
 
-Why it exists: the judge decides pass or fail from values that the code under test computed in
-another process. Whatever crosses must be *data*, rebuilt by the judge from primitives, so that
-no object of the agent's (a ``str`` subclass whose ``__eq__`` is always true, a list whose
-``__iter__`` lies) ever takes part in a comparison the judge makes.
-
-The rules, the same on both sides:
-
-* plain values are encoded by their **exact** type (``type(x) is str``, never ``isinstance``):
-  None, bool, int, float, str, bytes, list, tuple, dict, set, frozenset, and a few immutable
-  stdlib value types that are data too (complex, Decimal, Fraction, date, time, datetime,
-  timedelta). A subclass of any of them is *not* plain data;
-* everything else is a reference ``{"T": "ref", ...}`` to an object that stays in the process
-  that owns it (see :mod:`endstate_harness.graders.judge.remote`);
-* the decoder takes only what the encoder makes, bounded in depth and size, and builds the
-  values itself: a malformed or oversized message is a :class:`WireError`, never a crash.
-
-This file is also *shipped as source* to the child process
-(:mod:`endstate_harness.inside.judge_child`),
-which may run another Python than the judge's, so it uses the standard library only and
-nothing newer than Python 3.8.
+Also shipped as source to the child (:mod:`endstate_harness.inside.judge_child`): standard
+library only, Python 3.8+.
 """
 
 import base64

@@ -1,15 +1,6 @@
 """The two kinds of channel into a Docker sandbox (see
-:class:`~endstate_harness.sandbox.channel.Channel`).
-
-Why a module of its own: :class:`~endstate_harness.sandbox.docker.container.DockerSandbox` opens
-one or
-the other; what each needs to know about the container (its id, its client, its runner) it
-gets from the sandbox, so this module depends on nothing of the sandbox's but those values.
-
-* :class:`AgentChannel`: the process is started by the runner inside the container
-  (:mod:`endstate_harness.sandbox.docker.runner`); its output and end arrive as the runner's
-  messages.
-* :class:`DockerChannel`: the process is an exec with stdin attached (no runner).
+:class:`~endstate_harness.sandbox.channel.Channel`): through the runner inside the container
+(:class:`AgentChannel`), or an exec with stdin attached (:class:`DockerChannel`).
 """
 
 from __future__ import annotations

@@ -1,35 +1,4 @@
-"""The Docker sandbox: one locked-down container per task, driven through the docker SDK.
-
-The container is created at ``start()``, held open (``sleep infinity`` under Docker's init, which
-reaps orphans so a fork bomb's corpses do not pin the pids limit) and every command is an exec
-in it, so one task's commands share files like a terminal session would; commands of one
-sandbox run one at a time (concurrent calls queue), and nothing a command starts outlives it.
-The live tree is bind-mounted at ``/work``: the agent's file tools write host-side into the same
-bytes the shell sees, and graders read the end state on the host without copying anything out.
-The container runs as the host's ``uid:gid`` so those files belong to the invoking user.
-
-Locked down by default: no network (``network_mode="none"``: the fix for a task must be derived,
-not downloaded), every capability dropped, no-new-privileges, a memory cap without extra swap,
-a pids limit, and a read-only root file system with a small memory-backed ``/tmp``
-(:data:`TMPFS_SIZE`, also ``HOME``), so a command that fills the disk there gets ENOSPC
-instead of filling the host's. What Docker cannot bound is the bind-mounted live tree
-``/work``: it is a folder on the host, so a runaway write there is stopped only by the
-command's timeout (and, failing that, by the host disk). Keep commands' timeouts modest.
-
-Each command is wrapped in coreutils ``timeout -s KILL`` inside the container,
-in its own process group; when the command ends its group is killed and then every other process
-of the container but init and the keeper (so ``sleep 100 &`` and even ``setsid`` children do not
-linger between commands); a host-side watchdog kills everything in the container if an exec
-still has not returned well after its limit.
-
-The container is removed on every path out: ``close()``, an exception in a ``with`` block, Ctrl-C
-(KeyboardInterrupt unwinds through it), SIGTERM/SIGHUP and interpreter exit (the open-sandbox
-registry of ``sandbox.py``). Its name (``endstate-<pid>-<random>``) is chosen and remembered
-*before* the create call, and the create call and recording its id run with signals deferred,
-so an interrupt at any moment still leaves something to remove it by. Every container carries
-the label ``endstate-author=1`` and the pid of its owner, so :func:`remove_stray_containers`
-can find what a killed process (SIGKILL) left.
-"""
+"""The Docker sandbox: one locked-down container per task, driven through the docker SDK."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The Docker daemon, seen from the harness: reaching it, naming images, sweeping strays.
-
-Why a module of its own: the sandbox class (:mod:`endstate_harness.sandbox.docker.container`) and
-its
-channel (:class:`~endstate_harness.sandbox.docker.channel.DockerChannel`) both need these, and so
-does
-anything that only asks "is there a daemon, which image?" without starting a container.
-"""
+"""The Docker daemon, seen from the harness: reaching it, naming images, sweeping strays."""
 
 from __future__ import annotations
 

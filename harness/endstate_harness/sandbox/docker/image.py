@@ -1,18 +1,4 @@
-"""The sandbox image: which one a run uses, and building the toolkit's own from Debian packages.
-
-Why it belongs to the harness: prove, eval, run and the editor's prove-on-save all start Docker
-sandboxes, and a user who installed the package from PyPI has no repository script to build an
-image with, while many machines cannot pull from a registry of images at all. So the one rule
-for choosing an image (:func:`resolve_image`) and the one way to build an offline image
-(:func:`build_image`) live here, beside the sandbox that uses them.
-
-Resolution order, the same everywhere: an explicit ``--image``; ``$ENDSTATE_SANDBOX_IMAGE``; the
-toolkit's own image (``endstate-sandbox:<version>``) when it is present; ``python:3.12-slim``.
-
-The build reads the package mirror from the machine's own apt configuration (one-line
-``sources.list`` files and deb822 ``.sources`` files) and names no host of its own: on a machine
-with no apt configuration it says so and stops. It needs root (debootstrap) and a Docker daemon.
-"""
+"""The sandbox image: which one a run uses, and building the toolkit's own from Debian packages."""
 
 from __future__ import annotations
 

@@ -1,29 +1,6 @@
-"""Reusing Docker sandbox containers between checks: the container is reset, never shared.
-
-Why: creating, starting and removing a locked-down container costs far more than the few
-commands a prove check runs in it, and prove runs dozens of checks per task. A
-:class:`PooledDockerSandbox` behaves exactly like a :class:`DockerSandbox` (same container
-settings, same bind-mounted live tree at ``/work``, same per-command wrapper) but, when it
-closes, hands its container and scratch folder back to a :class:`ContainerPool` instead of
-removing them; the next sandbox with the same settings takes them over.
-
-A container is handed back only after it was brought back to the state it had when it was
-created, and only when that is *verified*:
-
-* every process but init and the keeper is killed (until none is left);
-* ``/tmp``, ``/dev/shm`` and ``/dev/mqueue`` are emptied and the keeper file rewritten,
-  System V IPC objects are removed;
-* a digest of ``/tmp``, ``/dev`` (names, types, modes, owners, device numbers, link targets)
-  and the IPC tables must equal the digest taken right after the container started, before
-  any code ran in it; anything else (a file planted in ``/dev``, a keeper that died, a reset
-  that failed or timed out) removes the container instead;
-* host side, the scratch folder is emptied (``live/``, the bind mount's source, is kept and
-  emptied), so the next sandbox copies its fixture into an empty tree.
-
-The root file system is read-only and ``/work``, ``/tmp``, ``/dev`` are the only writable
-places, so nothing a check's code does can reach the next check. Idle containers are removed
-after :data:`IDLE_S`, at interpreter exit and on SIGTERM/SIGHUP (the open-sandbox registry),
-and by the stray-container sweep (label and owner pid) after a SIGKILL.
+"""Reusing Docker sandbox containers between checks: the container is reset, never shared,
+and handed back only when a digest shows the reset worked. ``ENDSTATE_SANDBOX_REUSE=0``
+turns it off.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""The host's end of the runner inside a Docker sandbox (:mod:`docker_agent_src`).
-
-Why: a ``docker exec`` costs about 60 ms before its command starts, and a prove check in
-Docker paid it at least twice; starting commands from a process already inside the container
-costs a fork. :class:`Agent` starts that process with one exec whose streams stay attached,
-and then asks it to start each command (the same ``/bin/sh`` wrapper as an exec would run, so
-timeouts, the sweep of what a command left behind and exit codes are unchanged).
-
-An agent that cannot start (no ``python3`` in the image, a daemon that refuses) is simply not
-used: the sandbox runs its commands through ``docker exec`` as before. One that stops (a
-command killed it: it shares the command's uid) ends that sandbox's use of it the same way.
+"""The host's end of the runner inside a Docker sandbox
+(:mod:`endstate_harness.inside.box_runner`); ``ENDSTATE_SANDBOX_AGENT=0`` turns it off.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The host's UNIX socket for the runner inside a Docker sandbox (:mod:`docker_agent`).
-
-Why a socket: through the exec's streams every message crosses the daemon's relay (~0.4 ms a
-round trip, measured); over a socket it crosses the kernel only, and a socket can carry
-descriptors, so the runner can hand a command's own pipes to the host (the judge then talks
-to the code under test with no relay at all).
+"""The host's UNIX socket for the runner inside a Docker sandbox
+(:mod:`endstate_harness.sandbox.docker.runner`).
 """
 
 from __future__ import annotations

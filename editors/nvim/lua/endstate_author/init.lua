@@ -1,5 +1,8 @@
 -- endstate-author language server for Neovim (0.7 and later).
 --
+-- Put the folder that holds this lua/ folder on the runtimepath (`endstate-author editor path
+-- nvim` prints it), then:
+--
 --   require("endstate_author").setup({
 --     cmd = { "endstate-author", "lsp" },          -- how to start the server
 --     settings = { trusted = false, proveOnSave = true, debounceMs = 150, sandbox = "auto" },
