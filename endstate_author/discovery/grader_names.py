@@ -11,21 +11,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from endstate_author.discovery.command import TestCommand, from_tests_pass, parse_command
+from endstate_harness.graders.names import (
+    LIBRARY,
+    REFERENCE_MODULE,
+    REFERENCE_NAMES,
+    THIS_MODULE,
+)
 
-REFERENCE_MODULE = "endstate.evals.graders"
-HARNESS_MODULE = "endstate_harness.graders"
-REFERENCE_NAMES = frozenset(
-    {
-        "command_succeeds", "files_unchanged", "paths_exist", "paths_absent", "file_matches",
-        "file_contains", "pattern_count", "no_new_skips", "tree_unchanged",
-        "changed_paths_within",
-    }
-)  # fmt: skip
+HARNESS_MODULE = THIS_MODULE
 TEST_GRADERS = frozenset({"tests_pass", "judged_tests"})
 """This project's unittest graders: the in-process ``tests_pass`` and the judge
 ``judged_tests``. Both take the same discovery arguments (``start_dir``, ``pattern``,
 ``top_level_dir``) and both count wherever ``command_succeeds`` running unittest does."""
-HARNESS_NAMES = REFERENCE_NAMES | TEST_GRADERS
+HARNESS_NAMES = frozenset(LIBRARY)
+"""Every grader of ``endstate_harness.graders``, from the harness's own table."""
 VENDOR_MARKER = "# endstate-author-vendor:"
 """How the second line of a module ``endstate-author vendor`` wrote starts (its header)."""
 VENDOR_MODULE = "endstate_vendor.graders"
