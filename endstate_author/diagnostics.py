@@ -53,12 +53,15 @@ class Diagnostic:
     fix: Fix | None = None
     rule: str = ""
     related: list[str] = field(default_factory=list)
+    pointer: tuple[str | int, ...] | None = None
+    """Where in task.json the finding is, as a JSON path (``("graders", 2)``), when it is about
+    a node of it: an editor re-places it on its buffer, which may have moved since."""
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (str(self.file), self.line, self.column, self.code)
 
     def to_json(self, relative_to: Path | None = None) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "code": self.code,
             "severity": self.severity,
             "message": self.message,
@@ -68,6 +71,9 @@ class Diagnostic:
             "end_line": self.end_line,
             "end_column": self.end_column,
         }
+        if self.pointer is not None:
+            data["pointer"] = list(self.pointer)
+        return data
 
 
 def display_path(path: Path, relative_to: Path | None = None) -> str:

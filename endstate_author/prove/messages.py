@@ -103,12 +103,16 @@ def diagnostic_at(
     if path is not None:
         return _at_line(task_root / path, line or 1, code, text, severity)
     ctx = TaskContext(task_root)
-    node = ctx.node(("graders", grader_index)) if grader_index is not None else None
+    pointer: tuple[str | int, ...] = ("graders", grader_index) if grader_index is not None else ()
+    node = ctx.node(pointer) if pointer else None
     if node is None:
-        node = ctx.node(("graders",))
+        pointer = ("graders",)
+        node = ctx.node(pointer)
     if node is None:
         return ctx.at_file(code, text, ctx.manifest_path, severity=severity)
-    return ctx.at_node(code, text, node, severity=severity)
+    found = ctx.at_node(code, text, node, severity=severity)
+    found.pointer = pointer
+    return found
 
 
 def _at_line(file: Path, line: int, code: str, message: str, severity: Severity) -> Diagnostic:

@@ -45,6 +45,7 @@ def read_prove(
         if not file.is_absolute():
             file = cwd / file
         sev: Severity = "warning" if item.get("severity") == "warning" else "error"
+        pointer = item.get("pointer")
         diags.append(
             Diagnostic(
                 code=item["code"],
@@ -55,6 +56,8 @@ def read_prove(
                 column=_int(item.get("column"), 1),
                 end_line=_int(item.get("end_line"), _int(item.get("line"), 1)),
                 end_column=_int(item.get("end_column"), _int(item.get("column"), 1)),
+                pointer=tuple(p for p in pointer if isinstance(p, str | int))
+                if isinstance(pointer, list) else None,
             )
         )
     checks = [
@@ -96,12 +99,13 @@ def _int(value: Any, default: int) -> int:
 
 
 def place_findings(diags: list[Diagnostic], data: bytes) -> list[Diagnostic]:
-    """Put prove findings about task.json as a whole at the grader each names, or at the
-    graders array (prove reports line 1, column 1 for them); the buffer is parsed once."""
+    """Put prove's findings about a node of task.json (their ``pointer``: the grader a check
+    names, or the graders array) on that node of the editor's buffer, which may have moved
+    since prove read the file; the buffer is parsed once."""
     doc: JsonDocument | None = None
     out = []
     for diag in diags:
-        if diag.file.name != "task.json" or (diag.line, diag.column) != (1, 1):
+        if diag.file.name != "task.json" or not diag.pointer:
             out.append(diag)
             continue
         if doc is None:
@@ -111,18 +115,10 @@ def place_findings(diags: list[Diagnostic], data: bytes) -> list[Diagnostic]:
 
 
 def _place(diag: Diagnostic, doc: JsonDocument) -> Diagnostic:
-    graders = doc.node_at_path(("graders",))
-    if graders is None:
+    assert diag.pointer is not None
+    target = doc.node_at_path(diag.pointer) or doc.node_at_path(("graders",))
+    if target is None:
         return diag
-    target = graders
-    if graders.kind == "array":
-        for item in graders.items:
-            name = item.get("name") if item.kind == "object" else None
-            if name is not None and isinstance(name.value, str):
-                short = name.value.rsplit(":", 1)[-1]
-                if name.value in diag.message or f"{short}" in diag.message:
-                    target = item
-                    break
     sl, sc = doc.index.position(target.start)
     el, ec = doc.index.position(target.end)
     return replace(
