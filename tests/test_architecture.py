@@ -7,7 +7,10 @@ imported) and their imports must form a one-way graph.
   time) and says so: a comment containing ``deferred`` on the import line or just above it;
 - the layers point one way, ``endstate_lsp → endstate_author → endstate_harness``;
 - no module over 500 lines, except the rule families ``endstate_author/rules/es<N>_*.py``
-  and generated files.
+  and generated files;
+- every program shipped as text (``endstate_harness/inside/``) imports only the standard
+  library (and its own earlier parts, under a ``globals()`` guard), and no host module imports
+  one (the host reads their text through ``endstate_harness.inside.program``).
 
 An import of ``a.b`` is an edge to module ``a.b`` (not to the package ``a``), and
 ``from a import b`` is an edge to ``a.b`` when ``a/b.py`` (or ``a/b/__init__.py``) exists,
@@ -410,3 +413,73 @@ def test_layer_and_size_checks_on_a_synthetic_package(tmp_path: Path) -> None:
     assert layer_violations(modules, {"pkg": {"high"}}) == ["pkg/low.py:5: pkg.low imports high"]
     assert layer_violations(modules, {"pkg": {"json"}}) == ["pkg/low.py:1: pkg.low imports json"]
     assert size_violations(modules, limit=5) == ["pkg/mid.py: 6 lines (limit 5)"]
+
+
+# ----- programs shipped as text -------------------------------------------------------------
+
+INSIDE = "endstate_harness.inside"
+
+
+def _guarded_lines(source: str) -> set[int]:
+    """Lines of imports under ``if "<name>" not in globals():`` — a shipped program's later
+    part importing an earlier one's names for linters and tests (shipped, the text comes
+    first and the import never runs)."""
+    out: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and "globals" in ast.unparse(node.test):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    out.add(inner.lineno)
+    return out
+
+
+def shipped_violations(modules: dict[str, Module]) -> list[str]:
+    """Shipped programs (``endstate_harness.inside.*``) importing anything but the standard
+    library and their own earlier parts; host modules importing a shipped program."""
+    import sys
+
+    out = []
+    for module in modules.values():
+        shipped = module.name.startswith(INSIDE + ".")
+        guarded = _guarded_lines(module.source) if shipped else set()
+        for imp in imports_of(module):
+            if shipped:
+                top = imp.target.split(".")[0]
+                if top in sys.stdlib_module_names or top == "__future__" or imp.line in guarded:
+                    continue
+                out.append(f"{module.rel}:{imp.line}: a shipped program imports {imp.target}")
+                continue
+            for target in targets(imp, modules):
+                if target.startswith(INSIDE + "."):
+                    out.append(f"{module.rel}:{imp.line}: the host imports the shipped {target}")
+    return sorted(out)
+
+
+def test_shipped_programs_use_only_the_standard_library_and_the_host_never_imports_them(
+    modules: dict[str, Module],
+) -> None:
+    assert any(name.startswith(INSIDE + ".") for name in modules)
+    found = shipped_violations(modules)
+    assert not found, "\n".join(found)
+
+
+def test_the_shipped_program_check_can_fail(tmp_path: Path) -> None:
+    files = {
+        "__init__.py": "",
+        "inside/__init__.py": "def program(name):\n    return name\n",
+        "inside/a.py": "import json\nimport requests\n"
+        "if '_x' not in globals():\n    from endstate_harness.inside.b import _x\n",
+        "inside/b.py": "_x = 1\n",
+        "host.py": "from endstate_harness.inside import a, program\n"
+        "import endstate_harness.inside.b\nfrom endstate_harness import inside\n",
+    }
+    for rel, text in files.items():
+        path = tmp_path / "endstate_harness" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    found = shipped_violations(read_modules({"endstate_harness": tmp_path / "endstate_harness"}))
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "the host imports the shipped endstate_harness.inside.a",
+        "the host imports the shipped endstate_harness.inside.b",
+        "a shipped program imports requests",
+    ]
