@@ -1,6 +1,8 @@
 """``tests_pass``: a unittest grader that the hacks of exploits.md do not fool, run in an
 isolated interpreter through ``sandbox.run`` (so in any sandbox whose image has ``python3``).
-Its limits: docs/guide/graders.md; its design: docs/architecture.md.
+Its limits: docs/guide/graders.md; its design: docs/architecture.md. Its text is vendored into
+suites (``VENDORED_MODULES`` in :mod:`endstate_harness.graders.names`): standard library and
+harness imports only.
 """
 
 import ast

@@ -1,4 +1,6 @@
-"""``judged_tests``: the grader whose verdict never shares a process with the code it judges."""
+"""``judged_tests``: the grader whose verdict never shares a process with the code it judges.
+Its text is vendored into suites (``VENDORED_MODULES`` in :mod:`endstate_harness.graders.names`):
+standard library and harness imports only."""
 
 import json
 import os
