@@ -23,16 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from endstate_harness.graders.judge.proxies import PLAIN_VALUES_FIX, PlainValuesOnly
-
-ALLOWED = frozenset({
-    "assertIs", "assertIsNot", "assertIsNone", "assertIsNotNone", "assertIsInstance",
-    "assertNotIsInstance", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
-    "failUnlessRaises", "assertWarns", "assertWarnsRegex", "assertLogs", "assertNoLogs",
-    "fail",
-})  # fmt: skip
-"""Assertions decided by the judge alone whatever their operands: identity, type, and the
-context managers (what is raised, warned or logged)."""
+from endstate_harness.graders.judge.proxies import ALLOWED, PLAIN_VALUES_FIX, PlainValuesOnly
 
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 

@@ -48,6 +48,16 @@ PLAIN_VALUES_FIX = (
 )
 """The advice every refusal ends with (lint's ES508 gives the same)."""
 
+ALLOWED = frozenset({
+    "assertIs", "assertIsNot", "assertIsNone", "assertIsNotNone", "assertIsInstance",
+    "assertNotIsInstance", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
+    "failUnlessRaises", "assertWarns", "assertWarnsRegex", "assertLogs", "assertNoLogs",
+    "fail",
+})  # fmt: skip
+"""The TestCase assertions decided by the judge alone whatever their operands: identity,
+type, and the context managers (what is raised, warned or logged). The judge refuses a
+reference among the operands of every other one (:mod:`.assertions`)."""
+
 MODULE_DATA = frozenset({
     "__all__", "__version__", "__version_info__", "__author__", "__author_email__",
     "__email__", "__license__", "__copyright__", "__credits__", "__maintainer__",
