@@ -14,8 +14,9 @@ themselves live in their own rooms:
 * the in-process hardened unittest grader :func:`tests_pass` in
   :mod:`endstate_harness.graders.unittest_grader` (a courtesy for the visible tests);
 * the out-of-process judge :func:`judged_tests` in :mod:`endstate_harness.graders.judge`, which
-never
-  shares a process with the code it judges.
+  never shares a process with the code it judges;
+* the structure grader :func:`delegates_to` in :mod:`endstate_harness.graders.structure`, which
+  reads the sealed source (a function calls another and carries no copy of it).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from endstate_harness.graders.reference import (
     pattern_count,
     tree_unchanged,
 )
+from endstate_harness.graders.structure import delegates_to
 from endstate_harness.graders.unittest_grader import tests_pass
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.task import COUNTERS, GraderSpec, Requires
@@ -66,6 +68,8 @@ THIS_MODULE = "endstate_harness.graders"
 VENDORED_MODULES = (
     "endstate_harness.graders.unittest_grader",
     "endstate_harness.graders.judge.grader",
+    "endstate_harness.graders.codeshape",
+    "endstate_harness.graders.structure",
 )
 """The modules whose text ``endstate-author vendor`` copies, statement by statement, into a
 suite that plain endstate 0.3.0 grades (``endstate_vendor/graders.py``). Each imports only the
@@ -97,10 +101,15 @@ BUILTIN_GRADERS: dict[str, Callable[..., Verdict]] = {
     **REFERENCE_GRADERS,
     "tests_pass": tests_pass,
     "judged_tests": judged_tests,
+    "delegates_to": delegates_to,
 }
-"""Every grader this module offers, by short name (the linter's catalogue). ``tests_pass`` and
-``judged_tests`` are named ``endstate_harness.graders:<name>`` in a task; endstate 0.3.0 has
-neither (``endstate-author vendor`` makes a suite that uses them portable)."""
+"""Every grader this module offers, by short name (the linter's catalogue). ``tests_pass``,
+``judged_tests`` and ``delegates_to`` are named ``endstate_harness.graders:<name>`` in a task;
+endstate 0.3.0 has none of them (``endstate-author vendor`` makes a suite that uses the two
+test graders portable)."""
+
+SEALED_ONLY = READS_SEALED_STATE_ONLY | {"delegates_to"}
+"""The graders of this module that read only the sealed end state and run nothing."""
 
 
 def reads_sealed_state_only(spec: GraderSpec) -> bool:
@@ -111,7 +120,9 @@ def reads_sealed_state_only(spec: GraderSpec) -> bool:
         module_name, attribute = split_name(spec.name)
     except GraderContractError:
         return False
-    return module_name in (REFERENCE_MODULE, THIS_MODULE) and attribute in READS_SEALED_STATE_ONLY
+    if module_name == THIS_MODULE:
+        return attribute in SEALED_ONLY
+    return module_name == REFERENCE_MODULE and attribute in READS_SEALED_STATE_ONLY
 
 
 # ----- resolution -----------------------------------------------------------------------------
@@ -446,6 +457,7 @@ __all__ = [
     "changed_paths_within",
     "check_contract",
     "command_succeeds",
+    "delegates_to",
     "file_contains",
     "file_matches",
     "files_unchanged",
