@@ -18,7 +18,8 @@ The expected values stay in the judge and the holdout's files never enter the sa
 always-equal objects, read-the-test, result forging, skips and early exits have nothing to act
 on; each of them fails the case. What the holdout may do across the boundary, and what it may
 not (identity checks on the agent's objects beyond "the same object", monkeypatching, passing
-functions in), is in :mod:`endstate_harness.graders.judge.remote`; lint reports the latter as ES508.
+functions in, letting the agent's operators decide), is in
+:mod:`endstate_harness.graders.judge.proxies`; lint reports the latter as ES508.
 """
 
 import json
@@ -86,11 +87,11 @@ def judged_tests(
     trusted test module loaded; ``all tests passed`` – no failure or error (a skip counts only
     when the trusted test code itself declares it).
 
-    Known limits: the holdout must talk to the package through values (see
-    :mod:`endstate_harness.graders.judge.remote`); tests run with the host's Python, the package
-    with
-    the sandbox's; ordering operators and ``str`` of the agent's objects are computed by the
-    agent's code (assert on plain values).
+    Known limits: the holdout must talk to the package through values, and the package's own
+    operators never decide an assertion (see :mod:`endstate_harness.graders.judge.proxies`;
+    lint reports both as ES508); tests run with the host's Python, the package with the
+    sandbox's; ``str``, ``len`` and conversions of the agent's objects are computed by the
+    agent's code (they see none of the judge's values).
     """
     return judge_verdict(
         sandbox, start_dir=start_dir, pattern=pattern, top_level_dir=top_level_dir,
