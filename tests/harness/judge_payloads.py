@@ -218,3 +218,25 @@ def judge(
 
 def detail(verdict: Verdict) -> str:
     return "\n".join(f"{c.name}: {c.passed} {c.detail}" for c in verdict.checks)
+
+
+def crafted_reply(reply: str) -> str:
+    """``pkg/calc.py`` whose ``add()`` answers with the wire data ``reply`` (a Python
+    expression, evaluated in the child) instead of its value: what code aiming at the
+    judge's decoder would send."""
+    return (
+        "import __main__\n\n_real = __main__.encode\n\n\nclass _Marker:\n    pass\n\n\n"
+        "MARK = _Marker()\n\n\ndef _encode(value, make_ref, depth=0):\n"
+        f"    if value is MARK:\n        return {reply}\n"
+        "    return _real(value, make_ref, depth)\n\n\n__main__.encode = _encode\n\n\n"
+        "def add(a, b):\n    return MARK\n"
+    ) + REST
+
+
+DEEP_LINE = (
+    "{'T': 'tuple', 'v': __import__('json').loads('[' * 900 + ']' * 900)}"
+)
+"""A tuple of lists nested 900 deep (the wire allows 64)."""
+HUGE_INT = "{'T': 'int', 'v': '9' * 1000000}"
+HUGE_STRING = "'x' * 15000000"
+MANY_VALUES = "[None] * 3000000"

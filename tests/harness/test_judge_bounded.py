@@ -130,3 +130,15 @@ def test_powers_of_two_are_not_taken_for_collisions(tmp_path: Path, size: int) -
     values = [2 ** (3 + 61 * k) for k in range(size)]
     assert len({hash(v) for v in values}) == 1 and size < MAX_SAME_HASH
     assert decode(encode(values, repr), repr) == values
+
+
+@pytest.mark.parametrize("reply", ["DEEP_LINE", "HUGE_INT", "HUGE_STRING", "MANY_VALUES"])
+def test_other_costly_replies_fail_in_seconds(tmp_path: Path, reply: str) -> None:
+    """Deep nesting, a million-digit int, a 15 MB string, three million values: each fails
+    the case (refused, or compared and found wrong) within the bound, and the judge reports.
+    (These were bounded before too, at 0.05-2.5 s; they guard the new decoder.)"""
+    task = p.make_task(tmp_path, ASKS_ADD)
+    passed, why, took = _timed("local", task, p.crafted_reply(getattr(p, reply)))
+    assert not passed
+    assert took < FAST, f"{took:.1f} s"
+    assert "the judge reported: True" in why, why
