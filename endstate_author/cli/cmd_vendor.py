@@ -22,8 +22,9 @@ def vendor(
         bool, typer.Option("--write", help="Write the changes (default: show them).")
     ] = False,
 ) -> None:
-    """Write tests_pass and judged_tests into SUITE/endstate_vendor/ and point task.json at them,
-    so that plain endstate 0.3.0 can grade the suite (PYTHONPATH=SUITE endstate eval ...)."""
+    """Write tests_pass, judged_tests, delegates_to into SUITE/endstate_vendor/, point task.json
+    at them, so that plain endstate 0.3.0 can grade the suite (PYTHONPATH=SUITE endstate eval
+    ...)."""
     # deferred: the vendoring code imports the graders; lint, registered beside it, must not
     from endstate_author.vendoring.suite import (
         VendorError,

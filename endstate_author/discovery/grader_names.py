@@ -23,6 +23,8 @@ TEST_GRADERS = frozenset({"tests_pass", "judged_tests"})
 """This project's unittest graders: the in-process ``tests_pass`` and the judge
 ``judged_tests``. Both take the same discovery arguments (``start_dir``, ``pattern``,
 ``top_level_dir``) and both count wherever ``command_succeeds`` running unittest does."""
+STRUCTURE_GRADERS = frozenset({"delegates_to"})
+"""This project's graders that read the sealed source's structure (:mod:`ast`)."""
 HARNESS_NAMES = frozenset(LIBRARY)
 """Every grader of ``endstate_harness.graders``, from the harness's own table."""
 VENDOR_MARKER = "# endstate-author-vendor:"
@@ -61,7 +63,7 @@ def builtin_name(name: str) -> str | None:
         return func
     if module == HARNESS_MODULE and func in HARNESS_NAMES:
         return func
-    if module == VENDOR_MODULE and func in TEST_GRADERS:
+    if module == VENDOR_MODULE and func in TEST_GRADERS | STRUCTURE_GRADERS:
         return func
     return None
 

@@ -1,4 +1,4 @@
-"""ES508 — a test that the judge cannot run, found statically."""
+"""ES508 — a test that the judge cannot run, or will refuse, found statically."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from endstate_author.diagnostics import Diagnostic
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
-from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR
+from endstate_author.rules.judge_operands import BOUNDARY, OperandScanner
+from endstate_author.rules.judge_package import PackageModel
+from endstate_harness.graders.judge.proxies import PLAIN_VALUES_FIX
+from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
 
 _CANNOT_CROSS_CALLS = frozenset(
     {"StringIO", "BytesIO", "open", "Path", "PurePath", "PosixPath", "Mock", "MagicMock",
@@ -35,6 +38,36 @@ def _top_modules(ctx: TaskContext, start_top: str) -> set[str]:
             elif not rest and first.endswith(".py"):
                 found.add(first[:-3])
     return {m for m in found if m.isidentifier() and m != start_top}
+
+
+def _package_model(ctx: TaskContext, modules: set[str], helpers: object) -> PackageModel:
+    """The code under test (the fixture with the solution over it) and the child helpers, as
+    the judge's child would import them."""
+    sources: dict[str, tuple[ast.Module, bool]] = {}
+    for tree in (FIXTURE_DIR, SOLUTION_DIR):
+        for rel in sorted(ctx.files(tree)):
+            top = rel.split("/", 1)[0].removesuffix(".py")
+            if rel.endswith(".py") and top in modules:
+                _add_source(ctx, sources, tree, rel)
+    for rel in helpers if isinstance(helpers, list) else []:
+        rel = str(rel).strip("/")
+        for tree in (FIXTURE_DIR, HOLDOUT_DIR):
+            if rel.endswith(".py") and rel in ctx.files(tree):
+                _add_source(ctx, sources, tree, rel)
+    return PackageModel(sources)
+
+
+def _add_source(
+    ctx: TaskContext, sources: dict[str, tuple[ast.Module, bool]], tree: str, rel: str
+) -> None:
+    module = ctx.python_module(tree, rel)
+    if module is None:
+        return
+    parts = rel[:-3].split("/")
+    is_package = parts[-1] == "__init__"
+    dotted = ".".join(parts[:-1] if is_package else parts)
+    if dotted and all(p.isidentifier() for p in dotted.split(".")):
+        sources[dotted] = (module, is_package)
 
 
 def _judged_files(ctx: TaskContext, args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -141,7 +174,7 @@ def _is_test_scaffolding(node: ast.AST) -> bool:
 
 @rule("ES508", "judge-cannot-cross")
 def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
-    """A test run by `judged_tests` needs something that cannot cross the judge's boundary.
+    """A test run by `judged_tests` needs something the judge will not do.
 
     ## What it checks
     For each `endstate_harness.graders:judged_tests` grader, the test files it runs (those
@@ -152,26 +185,48 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
       or assigns to it (`pkg.mod.CONSTANT = 3`);
     - passes the package something that lives in the test's process: a `lambda`, a function
       or an instance of a class the test defines (a fake clock), an `io.StringIO`, a
-      `pathlib.Path`, an open file, a `Mock`.
+      `pathlib.Path`, an open file, a `Mock`;
+    - gives an assertion an object of the package as an operand (`assertEqual`,
+      `assertAlmostEqual`, `assertIn`, `assertLess`, `assertTrue`, `assertCountEqual`…, also
+      inside a list or dict written in the call), compares one (`==`, `<`, `in`; `is` is
+      fine) or takes its truth (`if x`, `not x`, `bool(x)`);
+    - reads a dunder of the package that does not cross (`pkg.__file__`, `f.__code__`), or
+      applies `vars()`, `dir()` or `inspect` to the package's objects.
+
+    An expression is taken for an object of the package only when the sources say so for
+    sure: the package's modules, classes and functions; `Money(…)` for a class `Money` of
+    the package; what a function returns when its annotation names one of the package's
+    classes (`-> Money`, `-> Self`) or an iterator, or when it is a generator. Unannotated
+    results are not guessed at (the judge still refuses them at grading).
 
     ## Why it matters
     `judged_tests` keeps the expected values in a judge process and runs the package in another
     one, inside the sandbox; only plain values (numbers, strings, lists, dicts…) and the
-    package's own objects cross. Each place above raises at grading on *every* end state, the
-    reference solution's included, so the task cannot pass (prove reports ES902).
+    package's own objects cross. An object of the package is a reference there, and the judge
+    never lets its operators decide a verdict: `assertAlmostEqual(x, 21.0)` would compute
+    `x - 21.0` with the agent's `__sub__`, `assertIn(5, x)` would ask its `__contains__`, so
+    an object that answers anything would pass. The judge refuses instead, on *every* end
+    state, the reference solution's included: the task cannot pass (prove reports ES902).
+    Module data (`__all__`, `__version__`, constants), `__doc__` and `__name__` cross as
+    values; `__file__`, `__dict__`, `__code__` describe the child's interpreter and do not.
 
     ## Example
     ```python
     with mock.patch.object(policy, "backoff_delays", return_value=[1, 2]):
         retry(job)
+    self.assertAlmostEqual(convert(Temperature(70, "F"), "C"), 21.1, places=1)
     ```
+    (`convert` is annotated `-> Temperature`).
 
     ## Fix
     Test behaviour through inputs and outputs: pass plain data (a list of timestamps rather
     than a clock object, the text rather than a stream, a path as `str` of a file the fixture
-    ships), and compare plain values. If the test truly needs a double or a patch, grade it with
-    the in-process `endstate_harness.graders:tests_pass` instead (weaker: it shares a process
-    with the code under test), ideally beside a `judged_tests` on the tests that can cross.
+    ships), and compare plain values: `str(x)`, `len(x)`, an attribute or a method that
+    returns plain data (`x.amount`, `x.to_dict()`), `list(x)`, or `json.dumps` of those;
+    `assertIs` for identity and `assertIsInstance` for a type. A structural requirement
+    (this function delegates to that one) is checked from the source by
+    `endstate_harness.graders:delegates_to`, not by patching. A test double the package must
+    call goes to the child as a `child_helpers` module.
     """
     for _index, args, _node in graders_named(ctx, "judged_tests"):
         start_top = str(args.get("start_dir", "tests")).strip("/").split("/")[0]
@@ -182,6 +237,7 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
             modules = _top_modules(ctx, start_top)
         if not modules:
             continue
+        model: PackageModel | None = None
         for tree, rel in _judged_files(ctx, args):
             module = ctx.python_module(tree, rel)
             if module is None:
@@ -189,18 +245,41 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
             finder = _Finder(modules)
             nodes, starts = ctx.python_walk(tree, rel)
             finder.scan(nodes, preorder(nodes, starts))
+            found = [(node, f"{why}: {_CROSSING}") for node, why in finder.found]
+            if model is None:
+                model = _package_model(ctx, modules, args.get("child_helpers"))
+            scanner = OperandScanner(model)
+            scanner.scan(module)
+            found += [(node, f"{why}: {_OPERATOR if kind != BOUNDARY else _UNREADABLE}")
+                      for node, why, kind in scanner.found]
             path = ctx.files(tree)[rel].path
-            for node, why in finder.found:
+            for node, why in found:
                 line = getattr(node, "lineno", 1)
                 col = getattr(node, "col_offset", 0)
                 end_col = getattr(node, "end_col_offset", None)
                 yield ctx.at_file(
                     "ES508",
-                    f"{tree}/{rel} {why}: judged_tests runs the package in another process, so "
-                    "this fails at grading on every end state, the reference's included",
+                    f"{tree}/{rel} {why}",
                     path,
                     line=line,
                     column=col + 1,
                     end_line=getattr(node, "end_lineno", None) or line,
                     end_column=(end_col + 1) if end_col is not None else col + 2,
                 )
+
+
+_CROSSING = (
+    "judged_tests runs the package in another process, so this fails at grading on every "
+    "end state, the reference's included"
+)
+_OPERATOR = (
+    "in judged_tests the package's own operators never decide an assertion (an object "
+    "whose __eq__, __sub__ or __contains__ answers anything would pass it), so this fails "
+    f"at grading on every end state; {PLAIN_VALUES_FIX} (for identity assertIs, for a "
+    "type assertIsInstance)"
+)
+_UNREADABLE = (
+    "it does not cross the judge's boundary (it describes the child's interpreter, not a "
+    "value), so this fails at grading on every end state; read plain module data "
+    "(__all__, __version__, constants) or test behaviour instead"
+)

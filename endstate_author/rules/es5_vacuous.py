@@ -303,6 +303,7 @@ _PATH_ARGS = {
     "file_contains": ("path", False),
     "paths_exist": ("paths", True),
     "pattern_count": ("paths", True),
+    "delegates_to": ("path", False),
 }
 
 
@@ -311,11 +312,11 @@ def checked_path_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     """A file check points at a path in neither fixture/ nor solution/.
 
     ## What it checks
-    `file_matches`, `file_contains`, `paths_exist` and `pattern_count` read paths:
-    `path` of `file_matches`/`file_contains`, each element of `paths` of `paths_exist` and
-    `pattern_count`, exists in `fixture/` or `solution/` (a folder counts for
-    `paths_exist`). holdout/ does not: graders read the end state sealed before it is
-    staged.
+    `file_matches`, `file_contains`, `paths_exist`, `pattern_count` and `delegates_to`
+    read paths: `path` of `file_matches`/`file_contains`/`delegates_to`, each element of
+    `paths` of `paths_exist` and `pattern_count`, exists in `fixture/` or `solution/` (a
+    folder counts for `paths_exist`). holdout/ does not: graders read the end state sealed
+    before it is staged.
 
     ## Why it matters
     A missing file reads as "": `should_match: false` / `should_contain: false` then pass

@@ -116,6 +116,13 @@ def _column(lines: list[str], line: int, start: int, name: str) -> int:
     return found if found >= 0 else start
 
 
+_IMPLICIT = frozenset({
+    "__name__", "__qualname__", "__doc__", "__module__", "__class__", "__dict__", "__file__",
+    "__spec__", "__path__", "__package__", "__loader__", "__annotations__", "__wrapped__",
+})  # fmt: skip
+"""Attributes Python gives every module, class or function: nobody has to write them."""
+
+
 def _uses(text: str, nodes: list[ast.AST], tops: set[str]) -> Iterator[_Use]:
     """The package's names a test file relies on: imported modules and names, attributes
     read off them, keyword arguments passed to them (``nodes``: the file's, as ast.walk
@@ -149,7 +156,7 @@ def _uses(text: str, nodes: list[ast.AST], tops: set[str]) -> Iterator[_Use]:
         return  # every use below is of an alias
     for node in nodes:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id in aliases:
+            if node.value.id in aliases and node.attr not in _IMPLICIT:
                 line = node.end_lineno or node.lineno
                 col = (node.end_col_offset or 0) - len(node.attr)
                 yield _Use(node.attr, "attribute", line, _column(lines, line, col, node.attr))

@@ -40,6 +40,7 @@ nothing (code under test can read the task folder on the host). With any other s
 
 from __future__ import annotations
 
+import ast
 import os
 import secrets
 import shutil
@@ -57,7 +58,7 @@ from endstate.evals import Check, Sandbox, SandboxError, Verdict
 
 # Replaced by the code they name when the module is vendored (see vendoring.render).
 from endstate_harness.graders.judge.grader import judge_env, judge_verdict
-from endstate_harness.graders.unittest_grader import tests_pass
+from endstate_harness.graders.unittest_grader import _parse, tests_pass
 
 _RUNNER_SRC = ""
 """The source of endstate_harness/inside/unittest_runner.py (filled in when vendored)."""
@@ -113,6 +114,14 @@ def _start_judge(config_json: str, trusted: Path, report_w: int, direct: Any = N
 
 def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+class pyast:  # stands in for the harness module the structure grader parses with
+    """The harness's thread-safe ``ast.parse``: here the unittest grader's own retrying one."""
+
+    @staticmethod
+    def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+        return _parse(source if isinstance(source, str) else source.decode("utf-8"))
 
 
 class watchdog:  # stands in for the harness module the judge's grader calls

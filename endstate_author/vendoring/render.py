@@ -17,7 +17,7 @@ from endstate_harness.graders import VENDORED_MODULES
 VENDOR_PACKAGE = VENDOR_MODULE.split(".")[0]
 VENDOR_FILE = f"{VENDOR_PACKAGE}/graders.py"
 VENDOR_INIT = f"{VENDOR_PACKAGE}/__init__.py"
-VENDORED_GRADERS = ("tests_pass", "judged_tests")
+VENDORED_GRADERS = ("tests_pass", "judged_tests", "delegates_to")
 """The graders of ``endstate_harness.graders`` that endstate 0.3.0 lacks (the rest of that
 module is the reference library, which endstate has as ``endstate.evals.graders``)."""
 
@@ -71,7 +71,7 @@ def _drops(module: str, drop: set[str]) -> bool:
     return any(module == d or module.startswith(d + ".") for d in drop)
 
 
-JUDGE_MODULES = ("wire", "remote", "finder", "main")
+JUDGE_MODULES = ("wire", "proxies", "remote", "assertions", "finder", "main")
 """The judge process's modules, each after those it imports (checked by :func:`judge_source`)."""
 
 
@@ -202,7 +202,7 @@ def render_body() -> str:
     used = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
     head = [f'"""{doc}"""\n\n' if doc else "", "from __future__ import annotations\n\n"]
     head.append(_import_block(imports, used))
-    head.append('\n__all__ = ["judged_tests", "tests_pass"]\n')
+    head.append(f"\n__all__ = {sorted(VENDORED_GRADERS)!r}\n".replace("'", '"'))
     return "".join(head) + code
 
 

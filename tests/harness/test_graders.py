@@ -134,7 +134,8 @@ def test_reference_names_resolve_to_this_module() -> None:
     for short in g.REFERENCE_GRADERS:
         for name in (f"endstate.evals.graders:{short}", f"endstate.evals.graders.{short}"):
             assert resolve(GraderSpec(name=name, args=_minimal_args(short))).__name__ == short
-    assert set(g.BUILTIN_GRADERS) == {*g.REFERENCE_GRADERS, "tests_pass", "judged_tests"}
+    assert set(g.BUILTIN_GRADERS) == {
+        *g.REFERENCE_GRADERS, "tests_pass", "judged_tests", "delegates_to"}
     with pytest.raises(GraderContractError, match="has no grader 'tests_pass'"):
         resolve(GraderSpec(name="endstate.evals.graders:tests_pass"))
     assert resolve(GraderSpec(name="endstate_harness.graders:tests_pass")).__name__ == "tests_pass"

@@ -765,3 +765,28 @@ def test_es2_rule_docs_have_every_section() -> None:
         for section in ("## What it checks", "## Why it matters", "## Example", "## Fix"):
             assert section in doc, (code, section)
         assert doc.splitlines()[0].strip()
+
+
+def test_es2_lint_knows_delegates_to_args(make_task: TaskBuilder) -> None:
+    """The structure grader's signature is read like every grader's: its args resolve
+    cleanly, a string for ``functions`` is ES208, a missing ``to`` ES207, a typo ES206."""
+    name = "endstate_harness.graders:delegates_to"
+    sound = {"name": name, "args": {"path": "chunker/core.py", "functions": ["chunk"],
+                                    "to": "chunk", "every_path": True, "min_copy_nodes": 6}}
+    found = [d for d in lint(make_task(good(graders=graders(sound)))) if d.code.startswith("ES2")]
+    assert found == []
+    cases = {
+        "ES208": {"path": "chunker/core.py", "functions": "chunk", "to": "chunk"},
+        "ES207": {"path": "chunker/core.py", "functions": ["chunk"]},
+        "ES206": {"path": "chunker/core.py", "functions": ["chunk"], "to": "chunk",
+                  "every_paths": True},
+    }
+    for code, args in cases.items():
+        task = make_task(good(graders=graders({"name": name, "args": args})), name=code.lower())
+        codes = [d.code for d in lint(task) if d.code.startswith("ES2")]
+        assert codes == [code], (code, codes)
+    from endstate_author.catalogue.library import builtin_info
+
+    info = builtin_info("delegates_to")
+    assert info is not None and "A copy is an expression" in info.doc
+    assert [p.name for p in info.params][:4] == ["sandbox", "path", "functions", "to"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from tests.rules.conftest import GUIDE_GRADERS, TaskBuilder, good
+import pytest
+
+from tests.rules.conftest import GUIDE_GRADERS, TaskBuilder, good, lint
 from tests.rules.helpers_es345 import absent, found, where
 from tests.support.tasks import FIXTURE
 
@@ -96,3 +98,137 @@ def test_es508_visible_false_skips_the_fixture_tests(make_task: TaskBuilder) -> 
     fixture = {**FIXTURE, "tests/test_chunk.py": fixture_test}
     assert found(make_task(judged(), fixture=fixture), "ES508")
     absent(make_task(judged(visible=False), name="hidden-only", fixture=fixture), "ES508")
+
+
+# --- assertions the package's own operators would decide, and dunders that do not cross ----
+
+LEDGER = {
+    "chunker/__init__.py": (
+        '"""Chunks."""\n\n__all__ = ["chunk"]\n__version__ = "1.0"\n\n'
+        "from chunker.core import chunk\nfrom chunker.money import Money, parse\n"
+    ),
+    "chunker/money.py": (
+        "import dataclasses\nimport enum\nfrom collections.abc import Iterator\n\n\n"
+        "class Money:\n    '''Cents.'''\n\n    def __init__(self, cents):\n"
+        "        self.cents = cents\n\n"
+        "    def doubled(self) -> 'Money':\n        return Money(self.cents * 2)\n\n"
+        "    def total(self) -> int:\n        return self.cents\n\n\n"
+        "def parse(text: str) -> Money:\n    return Money(int(text))\n\n\n"
+        "def pieces(values):\n    for value in values:\n        yield value\n\n\n"
+        "def stream(values) -> Iterator[int]:\n    return iter(values)\n\n\n"
+        "def count(values) -> int:\n    return len(values)\n\n\n"
+        "@dataclasses.dataclass\nclass Line:\n    amount: int\n    owner: Money\n\n\n"
+        "class Color(enum.Enum):\n    RED = 1\n"
+    ),
+}
+OPERAND_HEAD = (
+    "import inspect\nimport unittest\n\nimport chunker\nfrom chunker import chunk\n"
+    "from chunker.money import Color, Line, Money, count, parse, pieces, stream\n\n\n"
+)
+
+
+def operand_holdout(body: str) -> dict[str, str | bytes]:
+    return {
+        "tests/test_holdout_chunk.py": OPERAND_HEAD
+        + "class HoldoutTest(unittest.TestCase):\n    def test_it(self):\n"
+        + "".join(f"        {line}\n" for line in body.splitlines())
+    }
+
+
+def ledger_task(make_task: TaskBuilder, body: str, name: str) -> Path:
+    return make_task(judged(), name=name, fixture={**FIXTURE, **LEDGER},
+                     holdout=operand_holdout(body))
+
+
+UNSAFE = {
+    "almost-equal": "self.assertAlmostEqual(parse('5'), 21.0)",
+    "equal-bound": "m = parse('5')\nself.assertEqual(m, 5)",
+    "class-call": "self.assertEqual(Money(5), 5)",
+    "method-self": "self.assertEqual(parse('5').doubled(), 10)",
+    "membership": "self.assertIn(1, pieces([1]))",
+    "iterator": "self.assertCountEqual(stream([1]), [1])",
+    "truth": "self.assertTrue(parse('5'))",
+    "ordering-outside": "self.assertTrue(parse('5') < 3)",
+    "membership-outside": "self.assertTrue(3 in parse('5'))",
+    "not": "self.assertFalse(not parse('5'))",
+    "if": "if parse('5'):\n    pass",
+    "type-equal": "self.assertEqual(type(parse('5')), Money)",
+    "in-a-list": "self.assertEqual([Money(1)], [])",
+    "enum": "self.assertEqual(Color.RED, 1)",
+    "field": "self.assertEqual(Line(1, Money(2)).owner, 2)",
+    "module": "self.assertTrue(chunker)",
+}
+
+
+def test_es508_an_assertion_the_package_s_operators_would_decide(make_task: TaskBuilder) -> None:
+    for name, body in UNSAFE.items():
+        task = ledger_task(make_task, body, f"unsafe-{name}")
+        hits = found(task, "ES508")
+        assert len(hits) == 1, (name, [d.message for d in hits])
+        message = hits[0].message
+        assert "own operators never decide an assertion" in message, (name, message)
+        assert "compare plain values instead" in message and "assertIs" in message
+
+
+def test_es508_points_at_the_operand(make_task: TaskBuilder) -> None:
+    task = ledger_task(make_task, "self.assertAlmostEqual(parse('5'), 21.0)", "at-operand")
+    [d] = found(task, "ES508")
+    text = (task / "holdout" / "tests" / "test_holdout_chunk.py").read_text()
+    at = text.index("parse('5')")
+    assert where(d)[:2] == (text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at))
+    assert "gives assertAlmostEqual an instance of chunker.money.Money" in d.message
+
+
+SOUND = (
+    "m = parse('5')\n"
+    "self.assertEqual(str(m), '$0.05')\n"
+    "self.assertEqual(m.cents, 5)\n"
+    "self.assertEqual(len(m), 1)\n"
+    "self.assertEqual(m.total(), 5)\n"
+    "self.assertEqual(count([1]), 1)\n"
+    "self.assertEqual(chunk([1], 1), [[1]])\n"
+    "self.assertIsInstance(m, Money)\n"
+    "self.assertIs(type(m), Money)\n"
+    "self.assertIsNotNone(m)\n"
+    "self.assertTrue(m is not None)\n"
+    "self.assertEqual(list(pieces([1])), [1])\n"
+    "self.assertEqual(Line(1, m).amount, 1)\n"
+    "self.assertEqual(chunker.__all__, ['chunk'])\n"
+    "self.assertEqual(chunker.__version__, '1.0')\n"
+    "self.assertEqual(chunker.__name__, 'chunker')\n"
+    "self.assertEqual(Money.__doc__, 'Cents.')\n"
+    "self.assertEqual(parse.__name__, 'parse')\n"
+    "self.assertRaises(ValueError, parse, 'x')\n"
+    "self.assertEqual(str(Color.RED), 'Color.RED')\n"
+    "for value in pieces([1, 2]):\n    self.assertGreater(value, 0)\n"
+    "def check(x):\n    self.assertTrue(x)\n"
+    "check(m.total())\n"
+)
+
+
+def test_es508_sound_uses_of_the_package_s_objects(make_task: TaskBuilder) -> None:
+    absent(ledger_task(make_task, SOUND, "sound-objects"), "ES508")
+
+
+def test_es508_a_name_bound_twice_is_not_known(make_task: TaskBuilder) -> None:
+    body = "m = parse('5')\nm = m.total()\nself.assertEqual(m, 5)"
+    absent(ledger_task(make_task, body, "rebound"), "ES508")
+
+
+@pytest.mark.parametrize("line", [
+    "self.assertEqual(chunker.__file__, 'x')",
+    "self.assertTrue(parse.__code__)",
+    "self.assertEqual(vars(chunker), {})",
+    "inspect.getsource(parse)",
+])
+def test_es508_dunders_that_do_not_cross(make_task: TaskBuilder, line: str) -> None:
+    task = ledger_task(make_task, line, "dunder")
+    hits = found(task, "ES508")
+    assert any("does not cross the judge's boundary" in d.message for d in hits), hits
+
+
+def test_es508_is_silent_on_every_shipped_task() -> None:
+    suite = Path(__file__).resolve().parents[2] / "tasks"
+    tasks = sorted(p.parent for p in suite.glob("*/task.json"))
+    assert len(tasks) >= 17
+    assert [(d.file, d.message) for d in lint(*tasks) if d.code == "ES508"] == []

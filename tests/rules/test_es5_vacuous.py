@@ -202,3 +202,13 @@ def test_es507_near_misses_holdout_and_unknown(make_task: TaskBuilder) -> None:
     absent(make_task(with_graders(replace={0: run}), name="make"), "ES507")
     run = lib("command_succeeds", command="python -m unittest tests.test_chunk")
     absent(make_task(with_graders(replace={0: run}), name="mod"), "ES507")
+
+
+def test_es506_delegates_to_reads_its_path(make_task: TaskBuilder) -> None:
+    spec = {"name": "endstate_harness.graders:delegates_to",
+            "args": {"path": "chunker/cor.py", "functions": ["chunk"], "to": "chunk"}}
+    task = make_task(with_graders(spec))
+    [d] = found(task, "ES506")
+    assert where(d) == span(task, '"chunker/cor.py"')
+    spec["args"]["path"] = "chunker/core.py"  # type: ignore[index]
+    absent(make_task(with_graders(spec), name="present"), "ES506")

@@ -118,3 +118,20 @@ def test_es6_silent_on_every_shipped_task() -> None:
     suite = Path(__file__).resolve().parents[2] / "tasks"
     hits = [(d.code, str(d.file), d.message) for d in lint(suite) if d.code.startswith("ES6")]
     assert hits == []
+
+
+def test_es601_leaves_out_what_python_gives_every_object(make_task: TaskBuilder) -> None:
+    """``chunker.__name__`` or ``chunk.__doc__`` is nothing an agent must write; a data
+    dunder the fixture lacks (``__version__``) still is."""
+    holdout = {
+        "tests/test_holdout_meta.py": (
+            "import unittest\n\nimport chunker\nfrom chunker import chunk\n\n\n"
+            "class MetaTest(unittest.TestCase):\n"
+            "    def test_meta(self):\n"
+            "        self.assertEqual(chunker.__name__, 'chunker')\n"
+            "        self.assertEqual(chunk.__doc__, None)\n"
+            "        self.assertEqual(chunker.__version__, '1.0')\n"
+        ),
+    }
+    task = make_task(prompt="Make chunking keep the final partial chunk.\n", holdout=holdout)
+    assert [d.message.split("`")[1] for d in _hits(task, "ES601")] == ["__version__"]

@@ -2,7 +2,8 @@
 
 Every grader a task names as ``endstate_harness.graders:<x>`` is importable from here, lazily:
 importing the package loads only the table (``names``) and the search paths; the graders
-(``reference``, ``unittest_grader``, ``judge``) and the ``resolver`` load on first use.
+(``reference``, ``unittest_grader``, ``judge``, ``structure``) and the ``resolver`` load on
+first use.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers
         resolve,
         split_name,
     )
+    from endstate_harness.graders.structure import delegates_to
     from endstate_harness.graders.unittest_grader import tests_pass
     from endstate_harness.layout import COUNTERS
 
@@ -94,6 +96,7 @@ __all__ = [
     "GraderContractError",
     "as_verdict",
     "changed_paths_within",
+    "delegates_to",
     "check_contract",
     "command_succeeds",
     "file_contains",

@@ -25,6 +25,7 @@ LIBRARY: dict[str, str] = {
     "changed_paths_within": _REFERENCE,
     "tests_pass": "endstate_harness.graders.unittest_grader",
     "judged_tests": "endstate_harness.graders.judge.grader",
+    "delegates_to": "endstate_harness.graders.structure",
 }
 """Every grader of ``endstate_harness.graders``, by short name: the module that defines it."""
 REFERENCE_NAMES = frozenset(n for n, module in LIBRARY.items() if module == _REFERENCE)
@@ -33,6 +34,8 @@ REFERENCE_NAMES = frozenset(n for n, module in LIBRARY.items() if module == _REF
 VENDORED_MODULES = (
     "endstate_harness.graders.unittest_grader",
     "endstate_harness.graders.judge.grader",
+    "endstate_harness.graders.codeshape",
+    "endstate_harness.graders.structure",
 )
 """The modules whose text ``endstate-author vendor`` copies, statement by statement, into a
 suite that plain endstate 0.3.0 grades (``endstate_vendor/graders.py``). Each imports only the

@@ -31,6 +31,7 @@ from endstate_harness.graders.reference import (
     READS_SEALED_STATE_ONLY,
     REFERENCE_GRADERS,
 )
+from endstate_harness.graders.structure import delegates_to
 from endstate_harness.graders.unittest_grader import tests_pass
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, Verdict
@@ -45,10 +46,15 @@ BUILTIN_GRADERS: dict[str, Callable[..., Verdict]] = {
     **REFERENCE_GRADERS,
     "tests_pass": tests_pass,
     "judged_tests": judged_tests,
+    "delegates_to": delegates_to,
 }
-"""Every grader this module offers, by short name (the linter's catalogue). ``tests_pass`` and
-``judged_tests`` are named ``endstate_harness.graders:<name>`` in a task; endstate 0.3.0 has
-neither (``endstate-author vendor`` makes a suite that uses them portable)."""
+"""Every grader of the library, by short name (the table is :data:`LIBRARY`, which a test holds
+this to). ``tests_pass``, ``judged_tests`` and ``delegates_to`` are named
+``endstate_harness.graders:<name>`` in a task; endstate 0.3.0 has none of them
+(``endstate-author vendor`` makes a suite that uses them portable)."""
+
+SEALED_ONLY = READS_SEALED_STATE_ONLY | {"delegates_to"}
+"""The graders of this library that read only the sealed end state and run nothing."""
 
 
 def reads_sealed_state_only(spec: GraderSpec) -> bool:
@@ -59,7 +65,9 @@ def reads_sealed_state_only(spec: GraderSpec) -> bool:
         module_name, attribute = split_name(spec.name)
     except GraderContractError:
         return False
-    return module_name in (REFERENCE_MODULE, THIS_MODULE) and attribute in READS_SEALED_STATE_ONLY
+    if module_name == THIS_MODULE:
+        return attribute in SEALED_ONLY
+    return module_name == REFERENCE_MODULE and attribute in READS_SEALED_STATE_ONLY
 
 
 # ----- resolution -----------------------------------------------------------------------------

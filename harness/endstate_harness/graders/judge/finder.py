@@ -8,7 +8,8 @@ import sys
 import types
 from collections.abc import Sequence
 
-from endstate_harness.graders.judge.remote import Conversation, RemoteModule
+from endstate_harness.graders.judge.proxies import RemoteModule
+from endstate_harness.graders.judge.remote import Conversation
 
 
 class _RemoteLoader(importlib.abc.Loader):

@@ -67,11 +67,11 @@ def judged_tests(
     trusted test module loaded; ``all tests passed`` – no failure or error (a skip counts only
     when the trusted test code itself declares it).
 
-    Known limits: the holdout must talk to the package through values (see
-    :mod:`endstate_harness.graders.judge.remote`); tests run with the host's Python, the package
-    with
-    the sandbox's; ordering operators and ``str`` of the agent's objects are computed by the
-    agent's code (assert on plain values).
+    Known limits: the holdout must talk to the package through values, and the package's own
+    operators never decide an assertion (see :mod:`endstate_harness.graders.judge.proxies`;
+    lint reports both as ES508); tests run with the host's Python, the package with the
+    sandbox's; ``str``, ``len`` and conversions of the agent's objects are computed by the
+    agent's code (they see none of the judge's values).
     """
     return judge_verdict(
         sandbox, start_dir=start_dir, pattern=pattern, top_level_dir=top_level_dir,

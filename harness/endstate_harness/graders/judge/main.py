@@ -7,24 +7,62 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 import traceback
 import unittest
 from typing import Any
 
+from endstate_harness.graders.judge.assertions import guard_assertions
 from endstate_harness.graders.judge.finder import install
+from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
 from endstate_harness.graders.judge.remote import Conversation
 
 MAX_DETAIL = 2000
+MEMORY_BYTES = 1 << 30
+"""Address space the judge may take beyond what it has when it starts (1 GiB)."""
+
+
+class JudgeOverrun(BaseException):
+    """A test made the judge itself work longer than the call deadline (CPU time). A
+    ``BaseException``, so that no ``except Exception`` in the test swallows it."""
+
+
+def _cap_memory() -> None:
+    """Cap the judge's address space: a reply that would need more is a MemoryError (the
+    case fails) rather than the host's memory."""
+    try:
+        import resource  # deferred: POSIX only, and only the judge process needs it
+
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = size + MEMORY_BYTES
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, OSError, ValueError):
+        pass  # no /proc or no rlimits here: the harness's wall clock still ends the judge
 
 
 class _Collector(unittest.TestResult):
     """Records every outcome by test id, with a short reason for the ones that did not pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu_budget_s: float = 0.0) -> None:
         super().__init__()
         self.outcomes: list[dict[str, Any]] = []
+        self.cpu_budget_s = cpu_budget_s
+
+    def startTest(self, test: unittest.TestCase) -> None:
+        super().startTest(test)
+        if self.cpu_budget_s > 0:
+            signal.setitimer(signal.ITIMER_PROF, self.cpu_budget_s)
+
+    def stopTest(self, test: unittest.TestCase) -> None:
+        if self.cpu_budget_s > 0:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        super().stopTest(test)
 
     def _add(self, test: unittest.TestCase, outcome: str, detail: str = "") -> None:
         self.outcomes.append({"id": test.id(), "outcome": outcome, "detail": detail[-MAX_DETAIL:]})
@@ -36,7 +74,8 @@ class _Collector(unittest.TestResult):
         self._add(test, "failed", _format(err))
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:
-        self._add(test, "error", _format(err))
+        refused = isinstance(err[1], PlainValuesOnly | JudgeOverrun)
+        self._add(test, "failed" if refused else "error", _format(err))
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         self._add(test, "skipped", reason)
@@ -49,7 +88,8 @@ class _Collector(unittest.TestResult):
 
     def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
         if err is not None:
-            kind = "failed" if issubclass(err[0], test.failureException) else "error"
+            failed = (test.failureException, PlainValuesOnly, JudgeOverrun)
+            kind = "failed" if issubclass(err[0], failed) else "error"
             self._add(subtest, kind, _format(err))
 
 
@@ -59,8 +99,23 @@ def _format(err: Any) -> str:
     return "".join(lines).strip()
 
 
+def _overrun(budget_s: float) -> None:
+    def handler(signum: int, frame: Any) -> None:
+        raise JudgeOverrun(
+            f"the judge's own work for this test (comparing values, formatting a failure) took "
+            f"more than {budget_s:g} s of CPU: a value the code under test returned may be "
+            "built to be costly to compare"
+        )
+
+    signal.signal(signal.SIGPROF, handler)
+
+
 def run(config: dict[str, Any]) -> dict[str, Any]:
     """Discover and run the trusted tests; the report the grader reads."""
+    _cap_memory()
+    cpu_budget_s = float(config["call_timeout_s"])
+    _overrun(cpu_budget_s)
+    guard_assertions(unittest.TestCase, is_reference)
     trusted = config["trusted_dir"]
     top = os.path.normpath(os.path.join(trusted, config.get("top_level_dir", ".")))
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
@@ -73,7 +128,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     sys.stdout = sys.stderr
     loader = unittest.TestLoader()
     suite = loader.discover(start, pattern=config["pattern"], top_level_dir=top)
-    result = _Collector()
+    result = _Collector(cpu_budget_s)
     suite.run(result)
     for test, reason in result.errors:  # import failures of test modules land here unseen
         if not any(o["id"] == test.id() for o in result.outcomes):

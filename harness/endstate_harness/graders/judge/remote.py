@@ -1,4 +1,5 @@
-"""The judge's side of the boundary: proxies for the code under test, which lives elsewhere."""
+"""The judge's side of the boundary: the conversation with the child that runs the code
+(references come back as proxies, :mod:`endstate_harness.graders.judge.proxies`)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,22 @@ import builtins
 import os
 import select
 import time
-import types
 from collections.abc import Sequence
 from typing import Any
 
+from endstate_harness.graders.judge.proxies import (
+    BoundaryError,
+    Remote,
+    RemoteError,
+    RemoteExceptionMeta,
+    RemoteMeta,
+    RemoteModule,
+    exception_getattr,
+    is_reference,
+)
 from endstate_harness.graders.judge.wire import (
     MAX_MESSAGE_BYTES,
+    Budget,
     WireError,
     decode,
     dumps,
@@ -20,17 +31,16 @@ from endstate_harness.graders.judge.wire import (
 )
 
 
-class BoundaryError(TypeError):
-    """The holdout asked for something that cannot cross to the code under test."""
-
-
 class ChildGone(RuntimeError):
     """The child process exited, crashed, hung or broke the protocol."""
 
 
-class RemoteError(Exception):
-    """An exception of the child that the judge does not mirror as itself (SystemExit, …)."""
-
+MAX_CLASSES = 4096
+"""Most classes of the child one conversation mirrors."""
+MAX_BASES = 8
+"""Most bases of one mirrored class (the child's class may have more; they are left out)."""
+MAX_CLASS_DEPTH = 16
+"""Deepest ancestry mirrored (deeper ancestors are mirrored as :class:`Remote`)."""
 
 _MIRRORED_BUILTINS = {
     name: obj
@@ -56,6 +66,7 @@ class Conversation:
         self.gone: str | None = None
         self.objects: dict[int, Any] = {}
         self.classes: dict[int, type] = {}
+        self.budget = Budget()
 
     # --- transport --------------------------------------------------------------------
 
@@ -63,9 +74,12 @@ class Conversation:
         self.gone = self.gone or why
         return ChildGone(self.gone)
 
-    def _readline(self) -> bytes:
-        limit = min(self.deadline, time.monotonic() + self.call_timeout_s)
-        while b"\n" not in self.buffer:
+    def _readline(self, limit: float) -> bytes:
+        """One line from the child by ``limit`` (monotonic); each byte is looked at once."""
+        chunks = [self.buffer]
+        size = len(self.buffer)
+        end = self.buffer.find(b"\n")
+        while end < 0:
             remaining = limit - time.monotonic()
             if remaining <= 0:
                 raise self._fail("the code under test did not answer in time (hang or timeout)")
@@ -75,36 +89,58 @@ class Conversation:
             data = os.read(self.rfd, 1 << 16)
             if not data:
                 raise self._fail("the process running the code under test ended")
-            self.buffer += data
-            if len(self.buffer) > MAX_MESSAGE_BYTES:
+            newline = data.find(b"\n")
+            if newline >= 0:
+                end = size + newline
+            chunks.append(data)
+            size += len(data)
+            if size > MAX_MESSAGE_BYTES and (end < 0 or end > MAX_MESSAGE_BYTES):
                 raise self._fail("the code under test sent an oversized message")
-        line, _, self.buffer = self.buffer.partition(b"\n")
+        joined = b"".join(chunks)
+        line, self.buffer = joined[:end], joined[end + 1:]
         return line
 
     def request(self, op: str, **fields: Any) -> Any:
-        """Send one request and return its decoded answer (or raise what the child raised)."""
+        """Send one request and return its decoded answer (or raise what the child raised).
+
+        Reading the answer and rebuilding its value share one deadline: the call's."""
         if self.gone:
             raise ChildGone(self.gone)
         self.next_id += 1
         rid = self.next_id
         message = {"id": rid, "op": op, **fields}
+        limit = min(self.deadline, time.monotonic() + self.call_timeout_s)
+        exchanged = False
         try:
-            os.write(self.wfd, dumps(message))
-        except OSError:
-            raise self._fail("the process running the code under test ended") from None
+            try:
+                os.write(self.wfd, dumps(message))
+            except OSError:
+                raise self._fail("the process running the code under test ended") from None
+            line = self._readline(limit)
+            exchanged = True
+        finally:
+            if not exchanged:  # whatever interrupted the exchange, the next answer is unknown
+                self.gone = self.gone or "the judge was interrupted while the child answered"
         try:
-            reply = loads(self._readline())
+            reply = loads(line)
         except WireError as exc:
             raise self._fail(f"the code under test broke the protocol: {exc}") from None
         if reply.get("id") != rid:
             raise self._fail("the code under test answered out of turn")
-        if "ok" in reply:
-            try:
-                return decode(reply["ok"], self.load_ref)
-            except WireError as exc:
-                raise self._fail(f"the code under test sent a malformed value: {exc}") from None
-        if "raise" in reply and type(reply["raise"]) is dict:
-            raise self.exception(reply["raise"])
+        self.budget.start(limit)
+        raised: BaseException | None = None
+        try:
+            if "ok" in reply:
+                return decode(reply["ok"], self.load_ref, 0, self.budget)
+            if "raise" in reply and type(reply["raise"]) is dict:
+                raised = self.exception(reply["raise"])
+        except WireError as exc:
+            raise self._fail(f"the code under test sent a value the judge refuses: {exc}") from None
+        except MemoryError:
+            raise self._fail("the code under test sent a value larger than the judge's "
+                             "memory allows") from None
+        if raised is not None:
+            raise raised
         if type(reply.get("fault")) is str:
             raise BoundaryError(f"the judge's request failed in the child: {reply['fault']}")
         raise self._fail("the code under test sent an answer of no known shape")
@@ -115,7 +151,7 @@ class Conversation:
         return encode(value, self._ref_of)
 
     def _ref_of(self, value: Any) -> dict[str, Any]:
-        number = getattr(value, "_judge_ref", None) if _is_proxy(value) else None
+        number = getattr(value, "_judge_ref", None) if is_reference(value) else None
         if type(number) is int:
             return {"T": "ref", "id": number}
         raise BoundaryError(
@@ -150,8 +186,12 @@ class Conversation:
         return proxy
 
     def class_for(self, info: dict[str, Any], depth: int = 0) -> type:
-        """The judge's proxy class for a class of the child (cached by its reference)."""
-        if "id" not in info or depth > 32:
+        """The judge's proxy class for a class of the child (cached by its reference).
+
+        Bounded, since building a class computes its method resolution order: at most
+        ``MAX_CLASSES`` per conversation, ``MAX_BASES`` bases each (the rest are left out of
+        the mirror), ``MAX_CLASS_DEPTH`` levels (deeper ancestors are mirrored as Remote)."""
+        if "id" not in info or depth > MAX_CLASS_DEPTH:
             return Remote
         number = info["id"]
         if type(number) is not int:
@@ -159,9 +199,13 @@ class Conversation:
         known = self.classes.get(number)
         if known is not None:
             return known
-        name = str(info.get("name") or "Remote")[:200]
-        module = str(info.get("module") or "?")[:200]
+        if len(self.classes) >= MAX_CLASSES:
+            raise WireError(f"more than {MAX_CLASSES} classes")
+        self.budget.spend()
+        name = _text(info.get("name"), "Remote")
+        module = _text(info.get("module"), "?")
         bases_info: list[Any] = info["bases"] if isinstance(info.get("bases"), list) else []
+        bases_info = bases_info[:MAX_BASES]
         exc_name = info.get("exc")
         bases = [self.class_for(b, depth + 1) for b in bases_info if isinstance(b, dict)]
         if exc_name is not None:
@@ -170,14 +214,15 @@ class Conversation:
                 builtin = RemoteError
             bases = [b for b in bases if issubclass(b, BaseException)] or [builtin]
             namespace = {"__module__": module, "_judge_class": number,
-                         "__getattr__": _exc_getattr}
+                         "__getattr__": exception_getattr}
             try:
                 cls: type = RemoteExceptionMeta(name, tuple(bases), namespace)
             except TypeError:
                 cls = RemoteExceptionMeta(name, (builtin,), namespace)
         else:
             bases = [b for b in bases if not issubclass(b, BaseException)] or [Remote]
-            namespace = {"__module__": module, "_judge_class": number, "__slots__": ()}
+            namespace = {"__module__": module, "_judge_class": number, "__slots__": (),
+                         "__doc__": Remote.__dict__["__doc__"]}
             try:
                 cls = RemoteMeta(name, tuple(bases), namespace)
             except TypeError:
@@ -190,13 +235,11 @@ class Conversation:
     def exception(self, info: dict[str, Any]) -> BaseException:
         """The local exception mirroring one the child raised."""
         cls_info: dict[str, Any] = info["cls"] if isinstance(info.get("cls"), dict) else {}
-        text = str(info.get("str", ""))[:4000]
+        text = _text(info.get("str"), "", 4000)
         args: list[Any] = []
-        for arg in info.get("args") or []:
-            try:
-                args.append(decode(arg, self.load_ref))
-            except WireError:
-                args.append("?")
+        raw_args = info.get("args")
+        for arg in raw_args if type(raw_args) is list else []:
+            args.append(decode(arg, self.load_ref, 0, self.budget))
         exc: Any = None
         if "builtin" in cls_info:
             name = str(cls_info["builtin"])
@@ -208,10 +251,7 @@ class Conversation:
             if not issubclass(cls, BaseException):
                 cls, args = RemoteError, [f"{cls_info.get('name', '?')}: {text}"]
             elif isinstance(info.get("obj"), dict):
-                try:
-                    exc = decode(info["obj"], self.load_ref)
-                except WireError:
-                    exc = None
+                exc = decode(info["obj"], self.load_ref, 0, self.budget)
         if not isinstance(exc, cls):
             exc = cls.__new__(cls)  # type: ignore[call-overload]
         exc.args = tuple(args) if args else (text,)
@@ -232,205 +272,7 @@ class Conversation:
         return self.request("getattr", obj={"T": "ref", "id": ref}, name=name)
 
 
-def _is_proxy(value: Any) -> bool:
-    return isinstance(value, Remote | RemoteModule) or isinstance(
-        type(value), RemoteMeta | RemoteExceptionMeta
-    ) or isinstance(value, RemoteMeta | RemoteExceptionMeta)
-
-
-def _conv(obj: Any) -> Conversation:
-    return object.__getattribute__(obj, "_judge_conv")  # type: ignore[no-any-return]
-
-
-def _exc_getattr(self: BaseException, name: str) -> Any:
-    if name.startswith("__") or name.startswith("_judge"):
-        raise AttributeError(name)
-    number = self.__dict__.get("_judge_ref")
-    if number is None:
-        raise AttributeError(name)
-    return type(self)._judge_cls_conv.getattr(number, name)  # type: ignore[attr-defined]
-
-
-class RemoteMeta(type):
-    """Metaclass of proxy classes: class attributes and construction go to the child."""
-
-    def __getattr__(cls, name: str) -> Any:
-        if name.startswith("__") or name.startswith("_judge"):
-            raise AttributeError(name)
-        return cls._judge_cls_conv.getattr(cls._judge_class, name)  # type: ignore[attr-defined]
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return cls._judge_cls_conv.call(cls._judge_class, args, kwargs)  # type: ignore[attr-defined]
-
-    def __setattr__(cls, name: str, value: Any) -> None:
-        raise BoundaryError(
-            f"cannot assign {name!r} on {cls.__name__} of the code under test: monkeypatching "
-            "the package does not cross the judge's boundary; test its behaviour instead"
-        )
-
-    def __repr__(cls) -> str:
-        return f"<remote class {cls.__module__}.{cls.__name__}>"
-
-
-class RemoteExceptionMeta(RemoteMeta):
-    """Metaclass of proxy exception classes: constructed here when the child raises; calling
-    one from the holdout still builds the exception in the child."""
-
-
-class Remote:
-    """An object that lives in the child. See the module docstring for what is forwarded."""
-
-    __slots__ = ("__weakref__", "_judge_conv", "_judge_ref")
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name.startswith("_judge"):
-            raise AttributeError(name)
-        return _conv(self).getattr(self._judge_ref, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        conv = _conv(self)
-        conv.request(
-            "setattr", obj={"T": "ref", "id": self._judge_ref}, name=name,
-            value=conv.encode_arg(value),
-        )
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _conv(self).call(self._judge_ref, args, kwargs)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __ne__(self, other: object) -> bool:
-        return self is not other
-
-    def __hash__(self) -> int:
-        return hash(("judge-ref", self._judge_ref))
-
-    def __repr__(self) -> str:
-        try:
-            text = _string(_conv(self).apply("repr", self))
-        except Exception:
-            text = "?"
-        return f"<remote {type(self).__name__} {text[:300]}>"
-
-    def __str__(self) -> str:
-        return _string(_conv(self).apply("str", self))
-
-    def __format__(self, spec: str) -> str:
-        return _string(_conv(self).apply("format", self, spec))
-
-    def __len__(self) -> int:
-        return _exact(_conv(self).apply("len", self), int, "len()")
-
-    def __bool__(self) -> bool:
-        return _exact(_conv(self).apply("bool", self), bool, "bool()")
-
-    def __int__(self) -> int:
-        return _exact(_conv(self).apply("int", self), int, "int()")
-
-    def __index__(self) -> int:
-        return _exact(_conv(self).apply("index", self), int, "index()")
-
-    def __float__(self) -> float:
-        return _exact(_conv(self).apply("float", self), float, "float()")
-
-    def __iter__(self) -> Any:
-        return _conv(self).apply("iter", self)
-
-    def __next__(self) -> Any:
-        return _conv(self).apply("next", self)
-
-    def __reversed__(self) -> Any:
-        return _conv(self).apply("reversed", self)
-
-    def __getitem__(self, key: Any) -> Any:
-        return _conv(self).apply("getitem", self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _conv(self).apply("setitem", self, key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        _conv(self).apply("delitem", self, key)
-
-    def __contains__(self, item: Any) -> bool:
-        return _exact(_conv(self).apply("contains", self, item), bool, "in")
-
-    def __lt__(self, other: Any) -> Any:
-        return _conv(self).apply("lt", self, other)
-
-    def __le__(self, other: Any) -> Any:
-        return _conv(self).apply("le", self, other)
-
-    def __gt__(self, other: Any) -> Any:
-        return _conv(self).apply("gt", self, other)
-
-    def __ge__(self, other: Any) -> Any:
-        return _conv(self).apply("ge", self, other)
-
-    def __add__(self, other: Any) -> Any:
-        return _conv(self).apply("add", self, other)
-
-    def __sub__(self, other: Any) -> Any:
-        return _conv(self).apply("sub", self, other)
-
-    def __mul__(self, other: Any) -> Any:
-        return _conv(self).apply("mul", self, other)
-
-    def __truediv__(self, other: Any) -> Any:
-        return _conv(self).apply("truediv", self, other)
-
-    def __floordiv__(self, other: Any) -> Any:
-        return _conv(self).apply("floordiv", self, other)
-
-    def __mod__(self, other: Any) -> Any:
-        return _conv(self).apply("mod", self, other)
-
-    def __neg__(self) -> Any:
-        return _conv(self).apply("neg", self)
-
-    def __abs__(self) -> Any:
-        return _conv(self).apply("abs", self)
-
-    def __enter__(self) -> Any:
-        return _conv(self).apply("enter", self)
-
-    def __exit__(self, *exc: Any) -> Any:
-        return _conv(self).apply("exit", self, None, None, None)
-
-
-def _exact(value: Any, kind: type, what: str) -> Any:
-    if type(value) is not kind:
-        raise BoundaryError(f"{what} of an object of the code under test returned "
-                            f"{type(value).__name__}, not {kind.__name__}")
-    return value
-
-
-def _string(value: Any) -> str:
-    return _exact(value, str, "str()")  # type: ignore[no-any-return]
-
-
-class RemoteModule(types.ModuleType):
-    """A module of the code under test, seen from the judge: attributes come from the child."""
-
-    def __init__(self, name: str, conv: Conversation, ref: int) -> None:
-        super().__init__(name)
-        object.__setattr__(self, "_judge_conv", conv)
-        object.__setattr__(self, "_judge_ref", ref)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name.startswith("_judge"):
-            raise AttributeError(name)
-        return object.__getattribute__(self, "_judge_conv").getattr(
-            object.__getattribute__(self, "_judge_ref"), name
-        )
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # The import system binds submodules and its own dunders; anything else is a patch.
-        if name.startswith("__") or isinstance(value, RemoteModule):
-            object.__setattr__(self, name, value)
-            return
-        raise BoundaryError(
-            f"cannot assign {name!r} on module {self.__name__} of the code under test: "
-            "monkeypatching (mock.patch, assignment) does not cross the judge's boundary; "
-            "test the package's behaviour through its inputs instead"
-        )
+def _text(value: Any, default: str, limit: int = 200) -> str:
+    """A name or message the child sent: a string, cut to ``limit``; anything else is
+    ``default`` (``str()`` of a large structure would cost the judge for nothing)."""
+    return value[:limit] if type(value) is str and value else default

@@ -1,0 +1,234 @@
+"""Where a judged test lets the package's own operators decide, found statically (ES508).
+
+In the judge, an object the package returns that is not plain data is a reference, and the
+judge refuses to let its operators decide an assertion. :class:`OperandScanner` finds the
+same places before anything runs: an assertion operand, a comparison or a truth test that is
+for sure such an object (:mod:`endstate_author.rules.judge_package` says when it is sure),
+and the package's dunders that do not cross. Anything unsure is never reported: a false
+ES508 on a sound holdout is worse than a miss (the judge still refuses it at grading).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+
+from endstate_author.rules.judge_package import PackageModel, Ref
+from endstate_harness.graders.judge.proxies import ALLOWED, MODULE_DATA, OBJECT_DATA
+
+
+@functools.cache
+def msg_positions() -> dict[str, int]:
+    """Where ``msg`` sits among the positional operands of each TestCase assertion (the
+    judge refuses references in all of them but ``ALLOWED``)."""
+    import unittest  # deferred: 10 ms, paid only by a task whose judged tests assert
+
+    out: dict[str, int] = {}
+    for name in dir(unittest.TestCase):
+        function = getattr(unittest.TestCase, name)
+        if not name.startswith(("assert", "fail")) or not inspect.isfunction(function):
+            continue
+        try:
+            params = list(inspect.signature(function).parameters)[1:]
+        except (TypeError, ValueError):
+            continue
+        out[name] = params.index("msg") if "msg" in params else -1
+    return out
+
+
+_CROSSING = {
+    "module": MODULE_DATA | {"__doc__", "__name__"},
+    "class": OBJECT_DATA | {"__module__", "__class__"},
+    "function": OBJECT_DATA | {"__class__"},
+    "instance": OBJECT_DATA | {"__class__", "__module__"},
+}
+"""The dunders of a reference the judge reads as values (or answers itself, rightly)."""
+
+OPERATORS = "operators"
+BOUNDARY = "boundary"
+
+
+class OperandScanner:
+    """Finds, in one test module, where a reference would be an assertion's operand (or a
+    comparison's, or a truth value), and the dunders of the package that do not cross."""
+
+    def __init__(self, model: PackageModel) -> None:
+        self.model = model
+        self.found: list[tuple[ast.AST, str, str]] = []  # (node, why, OPERATORS | BOUNDARY)
+
+    def scan(self, module: ast.Module) -> None:
+        env = self._bindings(module.body, {})
+        self._check(module.body, env)
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                local = self._bindings(node.body, env, params=_params(node))
+                self._check(node.body, local)
+
+    # --- types of names and expressions ---------------------------------------------------
+
+    def _bindings(
+        self, body: list[ast.stmt], outer_env: dict[str, Ref | None], *,
+        params: set[str] | None = None,
+    ) -> dict[str, Ref | None]:
+        """The names a scope binds, each with its type when every binding agrees on it (an
+        import of the package, or an assignment of a sure reference); any other binding (a
+        parameter, a loop variable, unpacking) makes the name unknown. Flow-insensitive."""
+        sources: dict[str, list[Ref | ast.expr | None]] = {name: [None] for name in params or ()}
+        nodes = _own_nodes(body)
+        direct: set[int] = set()
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    sources.setdefault(bound, []).append(
+                        self.model.resolve(alias.name if alias.asname else bound))
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    ref = self.model.resolve(f"{node.module}.{alias.name}") \
+                        if node.level == 0 and node.module else None
+                    sources.setdefault(alias.asname or alias.name, []).append(ref)
+            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        direct.add(id(target))
+                        sources.setdefault(target.id, []).append(node.value)
+        for node in nodes:
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
+                    and id(node) not in direct:
+                sources.setdefault(node.id, []).append(None)
+        env = dict(outer_env)
+        for name in sources:
+            env[name] = None  # a local shadows the outer name, whatever it is bound to
+        for _ in range(2):  # twice: ``y = x`` after ``x = Money(1)`` sees x's type
+            for name, bindings in sources.items():
+                kinds = [b if isinstance(b, Ref) or b is None else self.type_of(b, env)
+                         for b in bindings]
+                first = kinds[0]
+                env[name] = first if first is not None and all(k == first for k in kinds) \
+                    else None
+        return env
+
+    def type_of(self, node: ast.AST, env: dict[str, Ref | None]) -> Ref | None:
+        if isinstance(node, ast.Name):
+            return env.get(node.id)
+        if isinstance(node, ast.Attribute):
+            owner = self.type_of(node.value, env)
+            return self.model.member(owner, node.attr) if owner is not None else None
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 1:
+                of = self.type_of(node.args[0], env)
+                ok = of is not None and of.kind == "instance" and of.target in self._classes()
+                return Ref("class", of.target) if ok and of is not None else None
+            callee = self.type_of(func, env)
+            return self.model.call(callee) if callee is not None else None
+        return None
+
+    def _classes(self) -> set[str]:
+        return {f"{m}.{n}" for m, e in self.model.modules.items()
+                for n, d in e.names.items() if isinstance(d, ast.ClassDef)}
+
+    # --- findings ------------------------------------------------------------------------
+
+    def _check(self, body: list[ast.stmt], env: dict[str, Ref | None]) -> None:
+        for node in _own_nodes(body):
+            if isinstance(node, ast.Call):
+                self._call(node, env)
+            elif isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                sides = [(operands[i + k], op) for i, op in enumerate(node.ops) for k in (0, 1)
+                         if not isinstance(op, ast.Is | ast.IsNot)]
+                for side, op in sides:  # one finding per comparison
+                    if self._operand(side, env, f"compares ({_OPS.get(type(op), '?')})"):
+                        break
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                self._operand(node.operand, env, "takes the truth (not) of")
+            elif isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
+                self._operand(node.test, env, "takes the truth of")
+            elif isinstance(node, ast.BoolOp):
+                for value in node.values:
+                    self._operand(value, env, "takes the truth (and/or) of")
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                self._dunder(node, env)
+
+    def _call(self, node: ast.Call, env: dict[str, Ref | None]) -> None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        positions = msg_positions() if name.startswith(("assert", "fail")) else {}
+        if isinstance(func, ast.Attribute) and name in positions and name not in ALLOWED:
+            msg_at = positions[name]
+            operands = [a for i, a in enumerate(node.args) if i != msg_at]
+            operands += [k.value for k in node.keywords if k.arg != "msg"]
+            parts = [part for operand in operands for part in _parts(operand)]
+            for part in parts:  # one finding per assertion
+                if self._operand(part, env, f"gives {name}"):
+                    break
+        elif name == "bool" and isinstance(func, ast.Name) and node.args:
+            self._operand(node.args[0], env, "takes the truth (bool) of")
+        elif name in ("vars", "dir") and isinstance(func, ast.Name) and node.args:
+            self._boundary(node.args[0], env, f"{name}()")
+        elif isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "inspect":
+            for arg in node.args[:1]:
+                self._boundary(arg, env, f"inspect.{name}()")
+
+    def _operand(self, node: ast.AST, env: dict[str, Ref | None], what: str) -> bool:
+        ref = self.type_of(node, env)
+        if ref is not None:
+            self.found.append((node, f"{what} {ref.describe()}", OPERATORS))
+        return ref is not None
+
+    def _dunder(self, node: ast.Attribute, env: dict[str, Ref | None]) -> None:
+        attr = node.attr
+        if not (attr.startswith("__") and attr.endswith("__")):
+            return
+        ref = self.type_of(node.value, env)
+        if ref is not None and attr not in _CROSSING.get(ref.kind, frozenset()):
+            self.found.append((node, f"reads {attr} of {ref.describe()}", BOUNDARY))
+
+    def _boundary(self, node: ast.AST, env: dict[str, Ref | None], what: str) -> None:
+        ref = self.type_of(node, env)
+        if ref is not None:
+            self.found.append((node, f"applies {what} to {ref.describe()}", BOUNDARY))
+
+
+_OPS = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.In: "in", ast.NotIn: "not in",
+}
+
+
+def _parts(node: ast.AST) -> list[ast.AST]:
+    """An operand and, when it is a list/tuple/set/dict display, what it is made of."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [node, *(p for item in node.elts for p in _parts(item))]
+    if isinstance(node, ast.Dict):
+        items = [k for k in node.keys if k is not None] + list(node.values)
+        return [node, *(p for item in items for p in _parts(item))]
+    return [node]
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = node.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return {a.arg for a in every}
+
+
+def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of ``body``, not descending into nested functions, classes or lambdas
+    (their own scope; a class body's methods are scanned as functions)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack.extend(reversed([s for s in node.body if not isinstance(
+                s, ast.FunctionDef | ast.AsyncFunctionDef)]))
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out
