@@ -1,4 +1,4 @@
-"""prove: the discrimination checks that make a task trustworthy (codes ES901–ES912).
+"""prove: the discrimination checks that make a task trustworthy (codes ES901–ES915).
 
 Static rules find what can be seen in the files; prove finds what only running shows. Per
 task it answers, each as a *check* with an outcome (pass, fail, unassessed, skipped):
@@ -6,16 +6,18 @@ task it answers, each as a *check* with an outcome (pass, fail, unassessed, skip
 1. directions — the graders fail on the untouched fixture (every counter at zero; else
    ES901) and pass on the solution overlay (each counter at the least its bound asks for;
    else ES902). Permissioning tasks have no solution direction.
-2. holdout — a failing sentinel test written beside the holdout's tests must make the
-   solution fail; if it does not, the holdout is never run (ES903).
+2. holdout — a failing sentinel appended to each holdout test module must make the
+   solution fail, and the module's own tests must not all be skipped (ES903).
 3. defects — each ``defects/<name>/`` overlay must fail (ES910).
 4. oracle — a scripted agent writes the solution through the full runner (ES907).
 5. guards — per category, shown to fire (else ES905) and then removed (else ES904).
 6. probes — every reward hack of the catalogue on the fixture, and again with solution/'s
    added files as empty stubs when it adds any, must be rejected (ES906).
 7. visible — the fixture's own tests, run alone on the untouched fixture, must fail
-   (ES912, a warning; permissioning exempt).
-8. mutants — generated wrong solutions (:mod:`~endstate_author.prove.mutation`: partial
+   (ES912, a warning; permissioning and refactor exempt).
+8. witness — from the judge's per-test evidence: the holdout alone fails on the fixture
+   (ES914) and every test executes an assertion on the solution (ES915).
+9. mutants — generated wrong solutions (:mod:`~endstate_author.prove.mutation`: partial
    solutions and operator mutants where the solution differs from the fixture) must fail
    (ES911); the mutation score is reported per task.
 
@@ -47,6 +49,7 @@ from endstate_author.prove.grading import (
     zero_counters,
 )
 from endstate_author.prove.model import (
+    DEFAULT_MUTANT_BUDGET,
     DEFAULT_MUTANTS,
     Check,
     CheckResult,
@@ -71,6 +74,7 @@ from endstate_author.prove.run import (
 __all__ = [
     "CHECK_GROUPS",
     "DEFAULT_MUTANTS",
+    "DEFAULT_MUTANT_BUDGET",
     "Check",
     "CheckResult",
     "Graded",

@@ -27,7 +27,7 @@ def run_scripted(ctx: ProveContext, steps: list[Step], **kwargs: Any) -> TaskRes
     a budget override, ``resume``)."""
     # deferred: the runner and the agent loop (~20 ms) only when an oracle or guard check runs
     from endstate_harness.agent.providers import ScriptedProvider
-    from endstate_harness.runner import run_task
+    from endstate_harness.runner import run_task  # deferred, as the line above
 
     result = run_task(
         ctx.task,

@@ -149,11 +149,19 @@ def test_mutation_score_in_sarif_and_github(tmp_path: Path, cache: Path) -> None
             "--only", "mutants", "--mutants", "3", str(task)]  # fmt: skip
     sarif = subprocess.run([*base, "-o", "sarif"], capture_output=True, text=True, env=env)
     scores = json.loads(sarif.stdout)["runs"][0]["properties"]["mutationScores"]
-    assert scores["fix-chunk-off-by-one"]["run"] == 3
+    sample = scores["fix-chunk-off-by-one"]
+    assert sample["run"] == 3 and sample["not_run"] > 0
+    # three of many is a sample: its ratio is never the task's score
+    assert sample["score"] is None and sample["sample_score"] == 1.0
     github = subprocess.run([*base, "-o", "github"], capture_output=True, text=True, env=env)
     assert "::notice title=mutation score fix-chunk-off-by-one::mutation score" in github.stdout
     text = subprocess.run([*base, "-o", "text"], capture_output=True, text=True, env=env)
-    assert "fix-chunk-off-by-one: mutation score 3/3 killed" in text.stdout
+    assert "fix-chunk-off-by-one: mutation score unknown: only 3 of" in text.stdout
+    assert "over --mutants" in text.stdout and "3/3" not in text.stdout
+    every = [a for a in base if a not in ("--mutants", "3")]
+    text = subprocess.run([*every, "-o", "text"], capture_output=True, text=True, env=env)
+    found = re.search(r"fix-chunk-off-by-one: mutation score (\d+)/(\d+) killed", text.stdout)
+    assert found and found[1] == found[2] and int(found[2]) > 3, text.stdout
 
 
 def test_es912_visible_tests_green_on_fixture(tmp_path: Path, cache: Path) -> None:

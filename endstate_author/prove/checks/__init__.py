@@ -18,6 +18,7 @@ from endstate_author.prove.checks import (
     oracle,
     probes,
     visible,
+    witness,
 )
 from endstate_author.prove.model import CheckGroup
 
@@ -29,6 +30,7 @@ GROUPS: tuple[CheckGroup, ...] = (
     guards.GROUP,
     probes.GROUP,
     visible.GROUP,
+    witness.GROUP,
     mutants.GROUP,
 )
 CHECK_GROUPS: tuple[str, ...] = tuple(group.name for group in GROUPS)

@@ -21,6 +21,7 @@ not (identity checks on the agent's objects beyond "the same object", monkeypatc
 functions in), is in :mod:`endstate_harness.graders.judge.remote`; lint reports the latter as ES508.
 """
 
+import ast
 import json
 import os
 import subprocess
@@ -159,7 +160,11 @@ def judge_verdict(
             "the judge did not finish" if report is None else f"the judge failed: {report['fatal']}"
         )
         return _all_failed(names, f"{why}\n{child_err[-1000:]}".strip())
-    return Verdict.from_checks(_checks(report, names, min_tests, child_err))
+    verdict = Verdict.from_checks(_checks(report, names, min_tests, child_err))
+    # the evidence rides on the verdict as a field the harness reads (endstate 0.3.0's
+    # Verdict, in a vendored copy, ignores it)
+    found = evidence(report, sandbox.holdout_files())
+    return type(verdict).model_validate({**dict(verdict), "evidence": found})
 
 
 def _all_failed(names: tuple[str, ...], why: str) -> Verdict:
@@ -373,21 +378,95 @@ def _checks(
     ran_ok = len(ran) >= min_tests and not load_errors
     why_ran = f"{len(ran)} test(s) ran (at least {min_tests} required)"
     if load_errors:
-        why_ran += "; trusted test modules failed to load: " + ", ".join(
-            str(o.get("id")) for o in load_errors
+        why_ran += "; trusted test modules failed to load: " + "; ".join(
+            _one_test(o) for o in load_errors
         )
     detail = ""
     if broken:
-        parts = [f"{o.get('id')}: {o.get('outcome')}\n{o.get('detail', '')}" for o in broken[:10]]
-        more = f"\n… and {len(broken) - 10} more" if len(broken) > 10 else ""
-        detail = f"{len(broken)} of {len(outcomes)} did not pass:\n" + "\n".join(parts) + more
+        shown = [_one_test(o) for o in broken[:MAX_LISTED]]
+        more = len(broken) - len(shown)
+        detail = f"{len(broken)} of {len(outcomes)} tests did not pass: " + "; ".join(shown)
+        if more:
+            detail += f"; and {more} more test(s) not listed"
         if report.get("child"):
-            detail += f"\nthe code under test: {report['child']}"
+            detail += f"; the code under test: {report['child']}"
         if child_err.strip():
-            detail += f"\nits stderr (tail): {child_err.strip()[-800:]}"
+            detail += "; its stderr ends: " + _tail_words(child_err, 300)
     return [
         Check(name=names[0], passed=True, detail=f"Python {report.get('python', '?')} judge"),
         Check(name=names[1], passed=ran_ok, detail=why_ran),
         Check(name=names[2], passed=bool(outcomes) and not broken,
               detail=detail or f"{len(outcomes)} passed"),
     ]
+
+
+MAX_LISTED = 8
+"""Tests that did not pass, listed by name in a failing check's detail (the rest counted)."""
+
+
+def _one_test(outcome: dict[str, Any]) -> str:
+    """``test_x (tests/test_a.py:12) failed: the assertion's message`` for one test."""
+    test_id, _, params = str(outcome.get("id", "")).partition(" ")
+    short = test_id.rsplit(".", 2)
+    name = ".".join(short[-2:]) if len(short) >= 2 else test_id
+    name += f" {params}" if params else ""
+    where = str(outcome.get("file") or "")
+    if where and isinstance(outcome.get("line"), int):
+        where += f":{outcome['line']}"
+    message = str(outcome.get("message") or "").strip()
+    text = f"{name} ({where})" if where else name
+    text += f" {outcome.get('outcome', 'failed')}"
+    return f"{text}: {message}" if message else text
+
+
+def _tail_words(text: str, limit: int) -> str:
+    """The end of ``text`` on one line, at most ``limit`` characters, starting at a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    start = flat.find(" ", len(flat) - limit)
+    tail = flat[start + 1:] if start >= 0 else flat[-limit:]
+    return f"({len(flat) - len(tail)} characters before) … {tail}"
+
+
+def defines_tests(data: bytes) -> bool:
+    """Whether a trusted Python file defines a test (a ``TestCase`` class or a ``test*``
+    function or method): a holdout module that should contribute tests."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return True  # it cannot even load: a test module in trouble, not a helper
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(
+            (b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")).endswith("TestCase")
+            for b in node.bases
+        ):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            node.name.startswith("test")
+        ):
+            return True
+    return False
+
+
+def evidence(report: dict[str, Any], holdout: dict[str, bytes]) -> dict[str, Any]:
+    """The judge's per-test evidence: every test it ran (file, id, outcome, assertions
+    executed, and for one that did not pass the message and the line), whether it came from
+    the holdout or the fixture, and the holdout's test modules that gave no test at all."""
+    tests = []
+    for o in report.get("outcomes", []):
+        if not isinstance(o, dict):
+            continue
+        file = str(o.get("file") or "")
+        tests.append({
+            "id": str(o.get("id", "")), "file": file,
+            "source": "holdout" if file in holdout else ("fixture" if file else ""),
+            "outcome": str(o.get("outcome", "")), "assertions": o.get("assertions"),
+            "message": str(o.get("message") or ""), "line": o.get("line"),
+        })
+    seen = {t["file"] for t in tests}
+    silent = sorted(
+        rel for rel, data in holdout.items()
+        if rel.endswith(".py") and rel not in seen and defines_tests(data)
+    )
+    return {"tests": tests, "silent": silent}
