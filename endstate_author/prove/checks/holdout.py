@@ -153,13 +153,13 @@ def check_holdout_sentinel(ctx: ProveContext) -> CheckResult:
     problems: dict[str, str] = {}
     for rel in modules:
         outcomes = own.get(rel, [])
-        if rel not in fired:
-            problems[rel] = f"holdout/{rel} never runs ({_why_not_run(task, rel)})"
-        elif outcomes and all(o == "skipped" for o in outcomes):
+        if outcomes and all(o == "skipped" for o in outcomes):  # at import, or each test
             why = skips.get(rel, "")
             problems[rel] = f"every test of holdout/{rel} was skipped on the grading Python" + (
                 f" ({why})" if why else ""
             )
+        elif rel not in fired:
+            problems[rel] = f"holdout/{rel} never runs ({_why_not_run(task, rel)})"
     tests = tests_json(graded)
     if problems:
         return CheckResult(

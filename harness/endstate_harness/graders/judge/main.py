@@ -23,7 +23,14 @@ from typing import Any
 
 from endstate_harness.graders.judge.finder import install
 from endstate_harness.graders.judge.remote import Conversation
-from endstate_harness.graders.judge.witness import Tally, file_of, message_of, watch, where_failed
+from endstate_harness.graders.judge.witness import (
+    Tally,
+    embedded_line,
+    file_of,
+    message_of,
+    watch,
+    where_failed,
+)
 
 MAX_DETAIL = 2000
 MAX_MESSAGE = 400
@@ -54,6 +61,9 @@ class _Collector(unittest.TestResult):
         if err is not None:
             message = message_of(err[0], err[1], MAX_MESSAGE)
             where, line = where_failed(err[2], self.trusted)
+            inner = embedded_line(err[1], record["file"], self.trusted)
+            if inner is not None:  # a module that failed to import: its own line
+                where, line = record["file"], inner
             if line is not None and where == record["file"]:
                 record["line"] = line
             elif line is not None:

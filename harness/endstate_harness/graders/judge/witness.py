@@ -16,6 +16,7 @@ import functools
 import importlib.abc
 import importlib.machinery
 import os
+import re
 import sys
 import types
 import unittest
@@ -192,11 +193,31 @@ def where_failed(tb: types.TracebackType | None, trusted: str) -> tuple[str, int
 
 def message_of(kind: type[BaseException], value: BaseException | None, limit: int) -> str:
     """The assertion's message, or the exception's type and message, on one line, bounded
-    between words."""
+    between words. A module that failed to import carries its own traceback in its message:
+    its last line (the real exception) is what is kept."""
     text = str(value) if value is not None else ""
+    if "Traceback (most recent call last):" in text:
+        last = [line for line in text.splitlines() if line.strip()]
+        return bounded(" ".join(last[-1].split()), limit) if last else kind.__name__
     if not issubclass(kind, AssertionError) or not text:
         text = f"{kind.__name__}: {text}" if text else kind.__name__
     return bounded(" ".join(text.split()), limit)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def embedded_line(value: BaseException | None, file: str, trusted: str) -> int | None:
+    """The line of ``file`` in a traceback carried as text (a module that failed to import)."""
+    root = os.path.realpath(trusted)
+    found = None
+    for path, line in _FRAME.findall(str(value) if value is not None else ""):
+        real = os.path.realpath(path)
+        if real.startswith(root + os.sep) and os.path.relpath(real, root).replace(
+            os.sep, "/"
+        ) == file:
+            found = int(line)
+    return found
 
 
 def bounded(text: str, limit: int) -> str:
