@@ -248,15 +248,20 @@ document(
     ## What it checks
     prove generates wrong solutions where the solution differs from the fixture: each hunk
     of the solution's diff reverted alone, each file the solution adds left out alone, and
-    operator mutants on the lines it changes or adds (comparison, arithmetic including `/`
-    → `//`, `and`/`or`, `not`/`-` removed, constants 0 ↔ 1, ±1, `""`, empty collections,
-    `True` ↔ `False`, `return x` → `return None`, a statement removed, `if`/`else`
-    swapped, a call's first two arguments swapped). Each is graded exactly like the
-    solution; one that passes *survived* and is reported at the mutated line of the solution
-    file with its stable id (`m` and eight hex digits). The mutation score (killed / run) is
-    printed per task in every output format (text, JSON `mutation_score`, SARIF run
-    property `mutationScores`, a GitHub notice). `--mutants N` bounds the mutants run per
-    task (default 12, partial solutions first); `--only mutants` runs only these.
+    mutants on the lines it changes or adds (comparison, arithmetic including `/` → `//`,
+    `and`/`or`, `not`/`-` removed, constants 0 ↔ 1, ±1, `""`, empty collections,
+    `True` ↔ `False`, a constant swapped for a sibling constant of the same module, class or
+    enum, `return x` → `return None`, a statement removed, `if`/`else` swapped, a call's
+    first two arguments swapped, a keyword argument removed, a call's last argument
+    dropped). Exception and log messages and `__all__` are left alone: they change nothing a
+    grader should check. Each mutant is graded exactly like the solution; one that passes
+    *survived* and is reported at the mutated line of the solution file with its stable id
+    (`m` and eight hex digits). Every mutant runs by default, within a time budget per task
+    (`--mutant-budget`, 60 s); `--mutants N` bounds them by count instead; those left unrun
+    are named. The mutation score (killed / run) is printed per task in every output format
+    (text, JSON `mutation_score`, SARIF run property `mutationScores`, a GitHub notice); it is
+    the task's score only when every mutant ran, otherwise it is reported as a sample's
+    (`sample_score`, with `score` null). `--only mutants` runs only these.
 
     ## Why it matters
     The defects an author declares are the mistakes they thought of. A surviving mutant is
@@ -275,7 +280,8 @@ document(
 
     A marker without a reason silences nothing; a marker whose id no longer matches a
     mutant is listed as stale. Ids are computed from the file, the mutation and the syntax of
-    the mutated code, never from line numbers, so they survive edits elsewhere.
+    the mutated code, never from line numbers or comments (markers are taken out before the
+    diff is made), so they survive edits elsewhere and the marker itself, wherever it goes.
 
     ## Example
     A semver fix whose holdout never compares two pre-release identifiers that differ only
