@@ -86,6 +86,9 @@ def short_name(test_id: str) -> str:
     base, _, params = test_id.partition(" ")
     parts = base.rsplit(".", 2)
     name = ".".join(parts[-2:]) if len(parts) >= 2 else base
+    params = " ".join(params.split())
+    if len(params) > 60:
+        params = params[: params.rfind(" ", 0, 58) if " " in params[:58] else 58] + " …]"
     return f"{name} {params}" if params else name
 
 

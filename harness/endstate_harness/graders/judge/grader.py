@@ -409,6 +409,9 @@ def _one_test(outcome: dict[str, Any]) -> str:
     test_id, _, params = str(outcome.get("id", "")).partition(" ")
     short = test_id.rsplit(".", 2)
     name = ".".join(short[-2:]) if len(short) >= 2 else test_id
+    params = " ".join(params.split())  # a subtest's parameters, on one line, bounded
+    if len(params) > 60:
+        params = params[: params.rfind(" ", 0, 58) if " " in params[:58] else 58] + " …]"
     name += f" {params}" if params else ""
     where = str(outcome.get("file") or "")
     if where and isinstance(outcome.get("line"), int):
