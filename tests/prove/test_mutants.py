@@ -6,6 +6,7 @@ local sandbox, on the chunker task of ``test_prove.py`` with one thing changed e
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -303,7 +304,7 @@ def test_a_removed_keyword_argument_survives_a_weak_holdout(tmp_path: Path, cach
         "import unittest\n\nfrom rank.core import top\n\n\n"
         "class HoldoutTest(unittest.TestCase):\n    def test_size(self):\n"
         "        self.assertEqual(len(top([5, 4, 6])), 2)\n")}  # fmt: skip
-    graders = manifest()["graders"]
+    graders = copy.deepcopy(manifest()["graders"])  # manifest() shares its args dicts
     graders[1]["args"]["paths"] = ["tests/__init__.py", "tests/test_rank.py"]
     graders[3]["args"]["allowed"] = ["rank/core.py"]
     task = TaskBuilder(tmp_path / "suite")(good(graders=graders), fixture=fixture,

@@ -274,3 +274,17 @@ def test_the_fixture_shapes_of_the_shipped_kinds_stay_silent(
     task = build(good(graders=graders), holdout=STRICT_HOLDOUT, fixture=FIXTURE)
     rc, data, _ = prove(str(task), *ONLY, cache=cache)
     assert rc == 0 and codes(data) == [], data["diagnostics"]
+
+
+def test_es903_a_module_that_loads_its_own_tests_is_proven_by_them(
+    build: TaskBuilder, cache: Path
+) -> None:
+    """`load_tests` builds the module's suite itself, so the appended sentinel never runs; the
+    judge saw the module's own tests run, which proves it."""
+    own_suite = STRICT_HOLDOUT["tests/test_holdout_chunk.py"] + (
+        "\n\ndef load_tests(loader, tests, pattern):\n"
+        "    return loader.loadTestsFromTestCase(HoldoutTest)\n"
+    )
+    task = build(judged(), holdout={"tests/test_holdout_chunk.py": own_suite})
+    rc, data, _ = prove(str(task), "--only", "holdout", cache=cache)
+    assert rc == 0 and outcomes(data)["holdout sentinel"] == "pass", data["diagnostics"]
