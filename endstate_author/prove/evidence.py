@@ -19,7 +19,7 @@ from typing import Any
 from endstate_author.discovery import builtin_name, grader_command
 from endstate_author.prove.grading import Graded
 from endstate_harness.graders import reads_sealed_state_only
-from endstate_harness.graders.judge.grader import defines_tests
+from endstate_harness.graders.judge.evidence import defines_tests
 from endstate_harness.task import PRUNED_NAMES, Task
 from endstate_harness.verdict import TestRecord
 

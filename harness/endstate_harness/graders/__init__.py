@@ -65,6 +65,7 @@ THIS_MODULE = "endstate_harness.graders"
 
 VENDORED_MODULES = (
     "endstate_harness.graders.unittest_grader",
+    "endstate_harness.graders.judge.evidence",
     "endstate_harness.graders.judge.grader",
 )
 """The modules whose text ``endstate-author vendor`` copies, statement by statement, into a
