@@ -76,7 +76,7 @@ def holdout_test_modules(task: Task) -> list[str]:
             data = path.read_bytes()
         except OSError:
             continue
-        if defines_tests(data):
+        if defines_tests(data, rel):
             out.append(rel)
     return out
 

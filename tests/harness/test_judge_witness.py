@@ -9,6 +9,7 @@ outcome, the assertions it executed, and for one that did not pass the message a
 
 from __future__ import annotations
 
+import ast
 import os
 import textwrap
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from endstate_harness.graders import judged_tests
+from endstate_harness.graders.judge.evidence import defines_tests
 from endstate_harness.graders.judge.witness import instrument
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.docker.container import IMAGE_ENV, DockerSandbox
@@ -66,6 +68,13 @@ HOLDOUT = {
             @unittest.skip("not on this Python")
             def test_skipped(self):
                 self.assertTrue(False)
+
+            def test_mock(self):
+                from unittest import mock
+
+                seen = mock.Mock()
+                seen(add(1, 1))
+                seen.assert_called_once_with(2)
         """),
     "tests/holdout_named_elsewhere.py": textwrap.dedent("""\
         import unittest
@@ -135,6 +144,7 @@ def test_each_test_is_reported_with_its_file_outcome_and_assertions(task: Path) 
     assert tests["test_statements"]["assertions"] == 2  # plain `assert` statements
     assert tests["test_if_fail"]["assertions"] == 1  # an `if` that fails the test asserts
     assert tests["test_loop_over_nothing"]["assertions"] == 0
+    assert tests["test_mock"]["assertions"] == 1  # a mock's assert_… method counts too
     assert tests["test_skipped"]["outcome"] == "skipped"
     assert tests["test_skipped"]["message"] == "not on this Python"
     assert {t["source"] for n, t in tests.items() if n != "test_small"} == {"holdout"}
@@ -154,7 +164,7 @@ def test_a_failure_is_reported_with_its_message_and_line(task: Path) -> None:
     assert tests["test_if_fail"]["message"] == "one and two"
     # the check says which tests failed and why, outcome first, the check's name aside
     check = next(c for c in verdict.checks if c.name.endswith("all tests passed"))
-    assert check.detail.startswith("4 of 6 tests did not pass: ")
+    assert check.detail.startswith("5 of 7 tests did not pass: ")
     assert "HiddenTest.test_methods (tests/test_hidden.py:11) failed: -1 != 5 : add(2, 3)" in (
         check.detail
     )
@@ -207,8 +217,6 @@ def test_a_long_failure_list_is_bounded_and_counted(tmp_path: Path) -> None:
 
 
 def test_the_assert_statement_counter_is_put_before_each_assertion() -> None:
-    import ast
-
     tree = instrument(ast.parse(textwrap.dedent("""\
         def f(x):
             assert x
@@ -233,3 +241,19 @@ def test_the_same_evidence_in_docker(task: Path, docker_image: str,
     local = _by_name(_judge(LocalSandbox(task / "fixture"), task, SOLUTION))
     box = DockerSandbox(task / "fixture", image=os.environ[IMAGE_ENV], pull=False)
     assert _by_name(_judge(box, task, SOLUTION)) == local
+
+
+def test_what_counts_as_a_holdout_test_module() -> None:
+    case = (
+        b"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        b"        pass\n"
+    )
+    assert defines_tests(case, "tests/checks_elsewhere.py")  # a TestCase, whatever the name
+    guarded = b"import sys, unittest\nif sys.version_info > (3,):\n" + b"".join(
+        b"    " + line + b"\n" for line in case.splitlines()[1:]
+    )
+    assert defines_tests(guarded, "tests/x.py")  # a class under an `if`
+    helper = b"def test_data_path():\n    return 'cases.json'\n"
+    assert not defines_tests(helper, "tests/helpers.py")  # a helper's name is not a test
+    assert defines_tests(helper, "tests/test_paths.py")  # pytest style, in a test module
+    assert not defines_tests(b"class Clock:\n    now = 0\n", "tests/doubles.py")

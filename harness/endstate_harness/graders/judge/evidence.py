@@ -43,21 +43,31 @@ def tail_words(text: str, limit: int) -> str:
     return f"({len(flat) - len(tail)} characters before) … {tail}"
 
 
-def defines_tests(data: bytes) -> bool:
-    """Whether a trusted Python file defines a test (a ``TestCase`` class or a ``test*``
-    function or method): a holdout module that should contribute tests."""
+def defines_tests(data: bytes, name: str = "") -> bool:
+    """Whether a trusted Python file is a test module: it defines a ``TestCase`` class (or a
+    pytest-style ``Test…`` class with ``test…`` methods), or, when its file ``name`` reads as
+    a test's (``test*.py``, ``*_test.py``), a ``test…`` function. A helper whose function
+    only happens to start with "test" is not one."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return True  # it cannot even load: a test module in trouble, not a helper
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and any(
-            (b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")).endswith("TestCase")
-            for b in node.bases
-        ):
-            return True
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
-            node.name.startswith("test")
+    base = name.rsplit("/", 1)[-1]
+    test_named = base.startswith("test") or base.endswith("_test.py")
+    top = set(map(id, tree.body))
+    for node in ast.walk(tree):  # classes anywhere (under an ``if``), functions at the top
+        if isinstance(node, ast.ClassDef):
+            bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")
+                     for b in node.bases]  # fmt: skip
+            if any(b.endswith("TestCase") for b in bases):
+                return True
+            if node.name.startswith("Test") and any(
+                isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                and n.name.startswith("test") for n in node.body
+            ):
+                return True
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and test_named and (
+            id(node) in top and node.name.startswith("test")
         ):
             return True
     return False
@@ -81,6 +91,6 @@ def evidence(report: dict[str, Any], holdout: dict[str, bytes]) -> dict[str, Any
     seen = {t["file"] for t in tests}
     silent = sorted(
         rel for rel, data in holdout.items()
-        if rel.endswith(".py") and rel not in seen and defines_tests(data)
+        if rel.endswith(".py") and rel not in seen and defines_tests(data, rel)
     )
     return {"tests": tests, "silent": silent}

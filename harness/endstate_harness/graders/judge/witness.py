@@ -20,6 +20,7 @@ import re
 import sys
 import types
 import unittest
+import unittest.mock
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -138,14 +139,18 @@ def _counted(method: Callable[..., Any], tally: Tally) -> Callable[..., Any]:
 
 
 def watch(trusted: str) -> Tally:
-    """Count every assertion the trusted tests execute from now on (this process only)."""
+    """Count every assertion the trusted tests execute from now on (this process only): the
+    assertion methods of ``unittest.TestCase`` and of ``unittest.mock``'s mocks, and the
+    ``assert`` statements of the trusted modules."""
     tally = Tally()
-    for name in dir(unittest.TestCase):
-        if not name.startswith(("assert", "fail")) or name == "failureException":
-            continue
-        method = getattr(unittest.TestCase, name)
-        if callable(method):
-            setattr(unittest.TestCase, name, _counted(method, tally))
+    for cls, prefixes in ((unittest.TestCase, ("assert", "fail")),
+                          (unittest.mock.NonCallableMock, ("assert_",))):  # fmt: skip
+        for name in dir(cls):
+            if not name.startswith(prefixes) or name == "failureException":
+                continue
+            method = getattr(cls, name)
+            if callable(method):
+                setattr(cls, name, _counted(method, tally))
     sys.meta_path.insert(0, TrustedFinder(trusted, tally))
     return tally
 
