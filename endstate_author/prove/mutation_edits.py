@@ -318,13 +318,22 @@ def node_mutations(
             yield "sibling-constant", f"`{own}` → `{sibling}`", [(*start_end, sibling)]
 
 
-def _default_like(value: ast.AST) -> bool:
+_LAST_DEFAULTS = {"int": 10, "enumerate": 0, "sum": 0}
+"""Builtins whose last positional argument, at this value, is what they do without it."""
+
+
+def _default_like(value: ast.AST, call: ast.Call | None = None) -> bool:
     """An argument that is almost surely what the callee does without it (``None``,
-    ``False``, ``"utf-8"``): removing it is an equivalent mutant, not a mistake."""
+    ``False``, ``"utf-8"``, ``int(s, 10)``): removing it is an equivalent mutant, not a
+    mistake."""
     if not isinstance(value, ast.Constant):
         return False
     if value.value is None or value.value is False:
         return True
+    if call is not None and isinstance(call.func, ast.Name) and len(call.args) == 2:
+        known = _LAST_DEFAULTS.get(call.func.id)
+        if known is not None and value.value == known and type(value.value) is int:
+            return True
     return isinstance(value.value, str) and value.value.lower().replace("_", "-") in (
         "utf-8", "utf8"
     )
@@ -343,7 +352,7 @@ def _call_mutations(
                [(*start_end, ast.unparse(_replaced(node, keywords=kept)))])  # fmt: skip
     if node.args and not isinstance(node.args[-1], ast.Starred):
         last = node.args[-1]
-        if not _default_like(last):
+        if not _default_like(last, node):
             yield ("drop-argument", f"argument `{_short(src.segment(last), 20)}` dropped",
                    [(*start_end, ast.unparse(_replaced(node, args=node.args[:-1])))])  # fmt: skip
 

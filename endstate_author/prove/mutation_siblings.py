@@ -25,7 +25,8 @@ PER_SITE = 3
 """Sibling mutants at most per constant reference."""
 
 Members = tuple[tuple[str, str], ...]
-"""(name, the literal's type name or "") in definition order."""
+"""(name, the sort of its value: ``int=3`` for a literal, ``call frozenset``, "" unknown), in
+definition order."""
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,9 @@ def _kind(value: ast.AST | None) -> str:
     if value is None:
         return ""
     if isinstance(value, ast.Constant):
-        return type(value.value).__name__
+        return f"{type(value.value).__name__}={value.value!r}"
     if isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant):
-        return type(value.operand.value).__name__
+        return f"{type(value.operand.value).__name__}={ast.unparse(value)}"
     if isinstance(value, ast.Call):
         return "call " + ast.unparse(value.func)
     return type(value).__name__
@@ -207,8 +208,11 @@ def _nearest(name: str, members: Members) -> list[str]:
     out = []
     for i in order:
         other = names[i]
-        if kind and kinds.get(other) and kinds[other] != kind:
-            continue
+        theirs = kinds.get(other, "")
+        if kind and theirs and theirs.split("=", 1)[0] != kind.split("=", 1)[0]:
+            continue  # another sort of value
+        if "=" in kind and theirs == kind:
+            continue  # the same literal: swapping them changes nothing
         out.append(other)
         if len(out) == PER_SITE:
             break
