@@ -258,7 +258,7 @@ def prove_tasks_command(
         ),
     ] = None,
 ) -> None:
-    """Run the discrimination checks (codes ES901–ES912) on tasks."""
+    """Run the discrimination checks (codes ES901–ES915) on tasks."""
     try:
         targets = resolve_targets(paths)
     except UsageError as exc:
