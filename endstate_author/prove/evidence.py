@@ -19,7 +19,7 @@ from typing import Any
 from endstate_author.discovery import builtin_name, grader_command
 from endstate_author.prove.grading import Graded
 from endstate_harness.graders import reads_sealed_state_only
-from endstate_harness.graders.judge.evidence import defines_tests
+from endstate_harness.graders.judge.evidence import test_modules
 from endstate_harness.task import PRUNED_NAMES, Task
 from endstate_harness.verdict import TestRecord
 
@@ -69,16 +69,15 @@ def _python_files(root: Path | None) -> Iterator[tuple[str, Path]]:
 
 
 def holdout_test_modules(task: Task) -> list[str]:
-    """The holdout's Python files that define tests (its helpers and data are not)."""
-    out = []
+    """The holdout's test modules: its Python files that define tests, but those another
+    holdout file imports (a base class's module; helpers and data are not tests at all)."""
+    files: dict[str, bytes] = {}
     for rel, path in _python_files(task.holdout):
         try:
-            data = path.read_bytes()
+            files[rel] = path.read_bytes()
         except OSError:
             continue
-        if defines_tests(data, rel):
-            out.append(rel)
-    return out
+    return test_modules(files)
 
 
 def short_name(test_id: str) -> str:

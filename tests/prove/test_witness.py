@@ -288,3 +288,24 @@ def test_es903_a_module_that_loads_its_own_tests_is_proven_by_them(
     task = build(judged(), holdout={"tests/test_holdout_chunk.py": own_suite})
     rc, data, _ = prove(str(task), "--only", "holdout", cache=cache)
     assert rc == 0 and outcomes(data)["holdout sentinel"] == "pass", data["diagnostics"]
+
+
+def test_es903_a_base_class_module_runs_through_its_subclasses(
+    build: TaskBuilder, cache: Path
+) -> None:
+    """A holdout module of shared test methods, named outside the pattern, that a test module
+    imports and subclasses: its tests run as the subclass's, so it is not reported."""
+    holdout = {
+        "tests/holdout_base.py": (
+            "import unittest\n\nfrom chunker import chunk\n\n\n"
+            "class ChunkContract(unittest.TestCase):\n"
+            "    def test_single(self):\n        self.assertEqual(chunk([1], 5), [[1]])\n"
+        ),
+        "tests/test_holdout_chunk.py": (
+            "from tests.holdout_base import ChunkContract\n\n\n"
+            "class HoldoutTest(ChunkContract):\n    pass\n"
+        ),
+    }
+    task = build(judged(), holdout=holdout)
+    rc, data, _ = prove(str(task), "--only", "holdout", cache=cache)
+    assert rc == 0 and outcomes(data)["holdout sentinel"] == "pass", data["diagnostics"]

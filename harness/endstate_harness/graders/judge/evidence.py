@@ -43,11 +43,16 @@ def tail_words(text: str, limit: int) -> str:
     return f"({len(flat) - len(tail)} characters before) … {tail}"
 
 
-def defines_tests(data: bytes, name: str = "") -> bool:
-    """Whether a trusted Python file is a test module: it defines a ``TestCase`` class (or a
-    pytest-style ``Test…`` class with ``test…`` methods), or, when its file ``name`` reads as
-    a test's (``test*.py``, ``*_test.py``), a ``test…`` function. A helper whose function
-    only happens to start with "test" is not one."""
+def _base_names(node: ast.ClassDef) -> list[str]:
+    return [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases]
+
+
+def defines_tests(data: bytes, name: str = "", cases: frozenset[str] = frozenset()) -> bool:
+    """Whether a trusted Python file is a test module: it defines a ``TestCase`` class (one
+    deriving from ``…TestCase`` or from a class named in ``cases``), a pytest-style ``Test…``
+    class with ``test…`` methods, or, when its file ``name`` reads as a test's (``test*.py``,
+    ``*_test.py``), a ``test…`` function. A helper whose function only happens to start with
+    "test" is not one."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
@@ -57,9 +62,7 @@ def defines_tests(data: bytes, name: str = "") -> bool:
     top = set(map(id, tree.body))
     for node in ast.walk(tree):  # classes anywhere (under an ``if``), functions at the top
         if isinstance(node, ast.ClassDef):
-            bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")
-                     for b in node.bases]  # fmt: skip
-            if any(b.endswith("TestCase") for b in bases):
+            if any(b.endswith("TestCase") or b in cases for b in _base_names(node)):
                 return True
             if node.name.startswith("Test") and any(
                 isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -71,6 +74,68 @@ def defines_tests(data: bytes, name: str = "") -> bool:
         ):
             return True
     return False
+
+
+def _case_classes(trees: list[ast.Module]) -> frozenset[str]:
+    """Names of the classes that derive, through any of the files, from a ``TestCase``."""
+    classes = [(n.name, _base_names(n)) for t in trees for n in ast.walk(t)
+               if isinstance(n, ast.ClassDef)]  # fmt: skip
+    known: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for cls, bases in classes:
+            if cls not in known and any(b.endswith("TestCase") or b in known for b in bases):
+                known.add(cls)
+                grew = True
+    return frozenset(known)
+
+
+def _imported(files: dict[str, bytes]) -> set[str]:
+    """Dotted names (and bare names) the Python files import, relative imports resolved."""
+    out: set[str] = set()
+    for rel, data in files.items():
+        if not rel.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        package = rel.split("/")[:-1]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - (node.level - 1)] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                if module:
+                    out.add(module)
+                out.update(f"{module}.{a.name}" if module else a.name for a in node.names)
+    return out
+
+
+def test_modules(files: dict[str, bytes]) -> list[str]:
+    """The test modules among trusted files (:func:`defines_tests`), except those another of
+    the files imports: a base class's module runs through the modules that import it."""
+    trees = []
+    for rel, data in files.items():
+        if not rel.endswith(".py"):
+            continue
+        try:
+            trees.append(ast.parse(data))
+        except (SyntaxError, ValueError):
+            continue
+    cases = _case_classes(trees)
+    found = [rel for rel, data in files.items()
+             if rel.endswith(".py") and defines_tests(data, rel, cases)]  # fmt: skip
+    imported = _imported(files)
+    out = []
+    for rel in sorted(found):
+        dotted = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        if dotted in imported or dotted.rsplit(".", 1)[-1] in imported:
+            continue
+        out.append(rel)
+    return out
 
 
 def evidence(report: dict[str, Any], holdout: dict[str, bytes]) -> dict[str, Any]:
@@ -89,8 +154,5 @@ def evidence(report: dict[str, Any], holdout: dict[str, bytes]) -> dict[str, Any
             "message": str(o.get("message") or ""), "line": o.get("line"),
         })
     seen = {t["file"] for t in tests}
-    silent = sorted(
-        rel for rel, data in holdout.items()
-        if rel.endswith(".py") and rel not in seen and defines_tests(data, rel)
-    )
+    silent = [rel for rel in test_modules(holdout) if rel not in seen]
     return {"tests": tests, "silent": silent}
