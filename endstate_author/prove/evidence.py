@@ -1,12 +1,5 @@
-"""The witness's evidence as prove reads it: which tests each grading ran, and what they did.
-
-``judged_tests`` reports every test it ran (file, id, outcome, assertions executed, and the
-message and line of one that did not pass) on its verdict
-(:class:`~endstate_harness.verdict.Evidence`). Here a grading's evidence is read per grader,
-kept on the check that made it (``-o json`` carries it), and the task's holdout test modules
-are listed, so the checks of the holdout (ES903), of what the holdout adds (ES914) and of
-tests that assert nothing (ES915) read one vocabulary.
-"""
+"""The witness's evidence as prove reads it: the tests each grader of a grading reported, the
+holdout's test modules, and where a reported test is defined in the task folder."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """Sibling constants: what a constant reference could wrongly have been (``ROUND_HALF_EVEN``
-for ``ROUND_HALF_UP``, ``Mode.FAST`` for ``Mode.SLOW``, ``config.MAX_RETRIES`` for
-``config.MAX_DELAY``).
-
-A sibling shares the reference's home: the same module (its constants, read from the task's
-own tree when the module is there), the same class or enum, or the same ``from M import``
-line. Only siblings the file can name as written are offered (a bare name the file does not
-bind would fail at import, a mutant no one would write), at most :data:`PER_SITE` of them,
-nearest in their home's order first, and only of the same sort where both definitions are
-known (a literal of the same type, a value built by the same callable).
+for ``ROUND_HALF_UP``, ``Mode.FAST`` for ``Mode.SLOW``): a name of the same module, class,
+enum or import line, of the same sort of value, that the file can name as written.
 """
 
 from __future__ import annotations

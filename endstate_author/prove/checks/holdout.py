@@ -1,14 +1,8 @@
 """holdout: every holdout test module runs on the solution, and the verdict depends on it (ES903).
 
-Held-out tests the graders never run stop nothing. A sentinel standing *beside* the holdout
-proves only itself (a file named to match the pattern while the holdout's are not), so the
-sentinel is staged under the holdout's own naming: each test module of holdout/ gets, in a
-copy staged after the holdout, one more always-failing test appended to its own text. It
-fails the grading exactly when that module is run. One grading of the solution carries every
-module's sentinel; the graders that report per-test evidence (``judged_tests``) say which
-sentinels ran, and a module only the others may run is graded alone with its sentinel. A
-module no grader runs, or whose every own test was skipped on the grading Python, is ES903,
-named.
+Each module is staged with a failing sentinel appended to its own text (a sentinel beside it
+proves only itself); the judge's evidence says which sentinels ran, other graders are asked
+module by module. A module never run, or skipped whole, is named.
 """
 
 from __future__ import annotations

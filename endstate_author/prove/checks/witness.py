@@ -1,16 +1,7 @@
-"""witness: what each test did, as the judge saw it (ES914, ES915).
+"""witness: the holdout alone fails on the fixture (ES914); every test asserts (ES915).
 
-Two questions only the per-test evidence answers:
-
-* ES914 — does the holdout add anything? The untouched fixture is graded with the holdout and
-  *without* the visible tests (the judge tells the holdout's tests apart; for a test command
-  read exactly, the visible test files are removed from the tree first). When every holdout
-  test passes there, the holdout cannot stop an agent that special-cases the visible inputs.
-  The tests that pass on both the fixture and the solution are listed as inert. Refactor and
-  permissioning tasks are exempt: their holdout guards behaviour the fixture already has.
-* ES915 — does every test assert? The reference end state is graded and each test that passed
-  having executed no assertion (a loop over nothing, an early return) is named. A test with
-  no assertion anywhere in its code (a smoke test: "this does not raise") is not one.
+Both read what ``judged_tests`` saw each test do; ES914 also reads a test command's verdict
+with the visible test files removed. Refactor and permissioning tasks are exempt from ES914.
 """
 
 from __future__ import annotations

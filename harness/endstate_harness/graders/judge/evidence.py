@@ -1,11 +1,6 @@
-"""What the judge's report says of each test, as the grader hands it on.
+"""The judge's report, test by test, as the verdict's evidence and as a failing check's words.
 
-The judge (:mod:`endstate_harness.graders.judge.main`) reports every test it ran with its file,
-its outcome, the assertions it executed and, for one that did not pass, the message and the
-line. Here that report becomes the verdict's per-test evidence
-(:class:`~endstate_harness.verdict.Evidence`: which tests came from the holdout, and which
-holdout test modules gave no test at all) and the one-line account of each failing test a
-check's detail carries. Stdlib only: ``endstate-author vendor`` copies it with the grader.
+Stdlib only: ``endstate-author vendor`` copies it with the grader.
 """
 
 import ast

@@ -1,12 +1,8 @@
-"""What the judge saw each test do: the file it is in, and how many assertions it executed.
+"""What the judge saw each test do: its file, and the assertions it executed.
 
-The judge runs nothing but trusted test code, so it can count what that code does: every call
-of a ``unittest.TestCase`` assertion method (once: not again for the methods it calls), and
-every ``assert`` statement of the trusted modules, each counted as it runs because those modules
-are compiled here from an instrumented syntax tree when they are imported. An ``if`` or ``try``
-whose branch fails the test (``self.fail(...)``, ``raise AssertionError``) is an assertion too,
-counted when it is reached. The code under test runs in the child and answers with values only:
-it can neither call the counter nor change what the trusted modules were compiled to.
+The judge counts the ``TestCase`` (and mock) assertion methods it calls, and the ``assert``
+statements of the trusted modules, which it compiles from an instrumented syntax tree. The code
+under test runs in the child and answers with values only: it cannot reach the counter.
 """
 
 from __future__ import annotations
@@ -63,7 +59,9 @@ def _counts(stmt: ast.stmt) -> bool:
 
 
 def instrument(tree: ast.Module) -> ast.Module:
-    """Put a call of the counter before every statement that asserts."""
+    """Put a call of the counter before every statement that asserts: an ``assert``, and an
+    ``if`` or ``try`` whose branch fails the test (``self.fail(...)``, ``raise ...``), counted
+    when it is reached."""
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
