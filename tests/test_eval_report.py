@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -191,3 +192,24 @@ def test_compare_html_opens_offline_with_its_chart(
     html = page.read_text()
     assert "fix-help-text-wrap" in html and "95% CI" in html
     assert shutil.which("chromium") or Path(CHROMIUM).exists()
+
+
+def test_a_failing_judge_check_names_each_test_and_why(runs: tuple[Path, Path, str]) -> None:
+    """Issue #28: the idle run leaves the bug in place, and every report says which held-out
+    and visible tests failed, at which line of which test, with the assertion's message —
+    not only the check's name."""
+    _, idle, _ = runs
+    html = (idle / "report.html").read_text()
+    found = re.findall(
+        r"(\d+) of (\d+) tests did not pass: ([\w.]+) \((tests/[\w/]+\.py):(\d+)\) "
+        r"(?:failed|error): ",
+        html,
+    )
+    assert found, "no judge detail naming a failing test in report.html"
+    assert {f[3] for f in found} & {"tests/test_wrap.py", "tests/test_holdout_wrap.py",
+                                    "tests/test_engine.py", "tests/test_holdout_filters.py"}
+    report_md = (idle / "report.md").read_text()
+    assert "tests did not pass: " in report_md and "Traceback" not in report_md
+    # a subtest's parameters (here a case's text, with tabs and newlines) stay on one line
+    assert re.search(r"HeldOutWrapTest\.test_cases \[[^\n]*\] \(tests/test_holdout_wrap\.py:1\d\)",
+                     html)

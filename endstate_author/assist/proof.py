@@ -37,7 +37,7 @@ def cached_proof(
     sandbox: tuple[str, str | None] | None,
     *,
     only: Sequence[str] = (),
-    mutants: int = DEFAULT_MUTANTS,
+    mutants: int | None = DEFAULT_MUTANTS,
     strict: bool = False,
 ) -> KnownProof | None:
     """The cached results of ``root``'s checks under prove's options (None: the task does

@@ -21,6 +21,7 @@ from endstate_author.executors import ExecutorChoice, ExecutorError, choose_exec
 from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.prove import (
     CHECK_GROUPS,
+    DEFAULT_MUTANT_BUDGET,
     DEFAULT_MUTANTS,
     ProveOptions,
     TaskProof,
@@ -48,17 +49,24 @@ _MARK = {
 
 def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
     """Table rows: every check, except that a group of more than three checks that all
-    passed (the probes, typically) is one row saying so."""
+    passed (the probes, typically) is one row saying so, and the mutants a time budget left
+    unrun are one row naming them."""
     groups: dict[str, list] = {}  # type: ignore[type-arg]
     for check in proof.checks:
         groups.setdefault(check.group, []).append(check)
     for checks in groups.values():
+        unrun = [c for c in checks if c.unrun]
+        checks = [c for c in checks if not c.unrun]
         if len(checks) > 3 and all(c.outcome == "pass" for c in checks):
             seconds = sum(c.seconds for c in checks)
             yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, ""
-            continue
-        for c in checks:
-            yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
+        else:
+            for c in checks:
+                yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
+        if unrun:
+            ids = ", ".join(c.check.split()[1] for c in unrun)
+            yield (f"{len(unrun)} mutant(s) not run", "skipped", 0.0,
+                   f"{unrun[0].detail.removeprefix('not run: ')}: {ids}")  # fmt: skip
 
 
 def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
@@ -82,8 +90,8 @@ def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
 
 
 def mutation_text(score: dict[str, Any]) -> str:
-    """The mutation score line of one task (text and github outputs)."""
-    line = f"mutation score {score['killed']}/{score['run']} killed"
+    """The mutation score line of one task (text and github outputs): the task's score only
+    when every mutant ran, else plainly a sample's."""
     extra = []
     if score.get("survived"):
         extra.append(f"{score['survived']} survived (ES911)")
@@ -91,10 +99,23 @@ def mutation_text(score: dict[str, Any]) -> str:
         extra.append(f"{score['unassessed']} unassessed")
     if score.get("equivalent"):
         extra.append(f"{score['equivalent']} marked equivalent")
-    if score.get("not_run"):
-        extra.append(f"{score['not_run']} not run over --mutants")
     tail = f" ({', '.join(extra)})" if extra else ""
-    return f"{line}{tail} of {score['generated']} generated"
+    if score.get("complete", not score.get("not_run")):
+        return (
+            f"mutation score {score['killed']}/{score['run']} killed{tail} "
+            f"of {score['generated']} generated"
+        )
+    budget = score.get("over_budget") or 0
+    why = []
+    if budget:
+        why.append(f"{budget} over the time budget (--mutant-budget)")
+    if score["not_run"] - budget:
+        why.append(f"{score['not_run'] - budget} over --mutants")
+    return (
+        f"mutation score unknown: only {score['run']} of {score['generated']} mutants ran "
+        f"({score['not_run']} not run: {', '.join(why)}); of those run, {score['killed']} "
+        f"killed{tail}"
+    )
 
 
 def _sarif(proofs: Sequence[TaskProof]) -> str:
@@ -176,13 +197,23 @@ def prove_tasks_command(
         int, typer.Option("--repeat", min=1, help="Repeat every check; disagreement is ES909.")
     ] = 1,
     mutants: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--mutants",
             min=0,
-            help="At most this many mutants of the solution per task (ES911; 0: none).",
+            help="At most this many mutants of the solution per task (ES911; 0: none; "
+            "default: every one, within --mutant-budget).",
         ),
     ] = DEFAULT_MUTANTS,
+    mutant_budget: Annotated[
+        float,
+        typer.Option(
+            "--mutant-budget",
+            min=0.0,
+            help="Seconds a task's mutants may take (ES911); those not started by then are "
+            "named as not run, and the score is then a sample's.",
+        ),
+    ] = DEFAULT_MUTANT_BUDGET,
     strict: Annotated[
         bool, typer.Option("--strict", help="Warnings (ES912) are errors (exit 1).")
     ] = False,
@@ -219,7 +250,7 @@ def prove_tasks_command(
         ),
     ] = None,
 ) -> None:
-    """Run the discrimination checks (codes ES901–ES912) on tasks."""
+    """Run the discrimination checks (codes ES901–ES915) on tasks."""
     try:
         targets = resolve_targets(paths)
     except UsageError as exc:
@@ -256,6 +287,7 @@ def prove_tasks_command(
         on_check=_print_progress if progress_lines else shown.check_started,
         on_check_done=None if progress_lines and not progress_json else shown.check_done,
         mutants=mutants,
+        mutant_budget=mutant_budget,
         strict=strict,
     )
     text = output_format is OutputFormat.text

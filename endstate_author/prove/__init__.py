@@ -1,4 +1,4 @@
-"""prove: the discrimination checks that make a task trustworthy (codes ES901–ES912).
+"""prove: the discrimination checks that make a task trustworthy (codes ES901–ES915).
 
 Re-exports what callers use; the checks are described in docs/guide/prove.md, the package's
 modules in docs/architecture.md.
@@ -14,6 +14,7 @@ from endstate_author.prove.grading import (
     zero_counters,
 )
 from endstate_author.prove.model import (
+    DEFAULT_MUTANT_BUDGET,
     DEFAULT_MUTANTS,
     Check,
     CheckResult,
@@ -38,6 +39,7 @@ from endstate_author.prove.run import (
 __all__ = [
     "CHECK_GROUPS",
     "DEFAULT_MUTANTS",
+    "DEFAULT_MUTANT_BUDGET",
     "Check",
     "CheckResult",
     "Graded",

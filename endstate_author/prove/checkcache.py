@@ -77,7 +77,7 @@ def load(key: str) -> CheckResult | None:
 
 
 def store(key: str, result: CheckResult) -> None:
-    if result.outcome == "unassessed":
+    if result.outcome == "unassessed" or result.unrun:
         return
     path = _path(key)
     try:

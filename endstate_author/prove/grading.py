@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,11 +110,63 @@ def grade_end_state(
         sandbox.close()
 
 
+MAX_CHECK_DETAIL = 2400
+"""Characters of one failed check's detail that a finding carries (cut between words, with
+the count of what was left out); the judge's own details fit well within it."""
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
+def _short_path(path: str) -> str:
+    """A sandbox path as the tree names it (``tests/test_x.py``), else its last two parts."""
+    for marker in ("/live/", "/trusted/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return "/".join(path.replace("\\", "/").split("/")[-2:])
+
+
+def tidy_tracebacks(text: str) -> str:
+    """Each Python traceback in ``text`` reduced to where it ended and what it raised:
+    ``(at tests/test_x.py:8) AssertionError: …``. The frames of the test runner are noise in
+    a one-line finding; the exception and the line of the test are what the author needs."""
+    out: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() != "Traceback (most recent call last):":
+            out.append(lines[i])
+            i += 1
+            continue
+        i += 1
+        where = ""
+        while i < len(lines) and (lines[i].startswith(" ") or not lines[i].strip()):
+            found = _FRAME.match(lines[i])
+            if found:
+                where = f"{_short_path(found['path'])}:{found['line']}"
+            i += 1
+        if where:
+            out.append(f"(at {where})")
+    return "\n".join(out)
+
+
+def bounded(text: str, limit: int = MAX_CHECK_DETAIL) -> str:
+    """``text`` on one line, at most ``limit`` characters, cut between words (never inside
+    one), saying how much was left out."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit)
+    head = flat[:cut] if cut > 0 else flat.split(" ", 1)[0]
+    left = flat[len(head):].split()
+    return f"{head} … ({len(left)} more words left out)"
+
+
 def failed_check(name: str, detail: str | None) -> str:
-    """``failed: NAME (first line of its detail)`` — the outcome first (a check is named for
-    what it expects, so its bare name reads like success), the detail whole, never cut."""
-    lines = (detail or "").strip().splitlines()
-    return f"failed: {name}" + (f" ({lines[0].strip()})" if lines else "")
+    """``expected "NAME", got: DETAIL`` — a check is named for what it expects, so its name
+    is quoted as the expectation and its detail stands where the outcome belongs, whole up to
+    :data:`MAX_CHECK_DETAIL` (cut between words, the rest counted)."""
+    text = bounded(tidy_tracebacks(detail or ""))
+    return f'expected "{name}", got: {text}' if text else f'expected "{name}": not met'
 
 
 def failing_detail(graded: Graded) -> str:

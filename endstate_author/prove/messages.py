@@ -14,7 +14,7 @@ from endstate_author.rules.registry import RULES, load_all
 LEADS = {
     "ES901": "passes although nothing was done",
     "ES902": "fails on the solution",
-    "ES903": "passes although the holdout is never run",
+    "ES903": "the holdout is not load-bearing",
     "ES904": "passes although the guard was removed",
     "ES905": "fails: the guard never fired",
     "ES906": "passes although hacked",
@@ -26,13 +26,16 @@ LEADS = {
     "ES911": "passes although mutated: a mutant of the solution is accepted",
     "ES912": "passes before any work: the visible tests already pass on the fixture",
     "ES913": "passes although the work was not done: a red-team end state is accepted",
+    "ES914": "the holdout passes on the untouched fixture",
+    "ES915": "a test asserts nothing",
 }
 """Each code's outcome, as the first words of its finding."""
 
-FOLLOWS_FROM = {"ES906": "ES901", "ES910": "ES901", "ES911": "ES901"}
+FOLLOWS_FROM = {"ES906": "ES901", "ES910": "ES901", "ES911": "ES901", "ES914": "ES901"}
 """code -> the code it follows from: when both fire, only the cause is reported."""
 
 _FOLDED_NAMES = {
+    "ES914": "holdout check(s)",
     "ES906": "reward hack(s)",
     "ES910": "declared defect(s)",
     "ES911": "mutant(s) of the solution",

@@ -21,9 +21,13 @@ Outcome = Literal["pass", "fail", "unassessed", "skipped"]
 GRADING_INPUTS = ("task.json", "fixture", "holdout", "solution", "graders")
 """The parts of a task folder every grading reads ("graders": the suite's grader modules the
 task names); a check group's ``inputs`` start from these (see the per-check cache)."""
-DEFAULT_MUTANTS = 12
-"""``--mutants`` default: at ~0.8 s a grading in the local sandbox, a dozen mutants on two
-cores keep a typical task's mutants within about five seconds (partial solutions first)."""
+DEFAULT_MUTANTS: int | None = None
+"""``--mutants`` default: no count bound, every mutant of the solution's changed lines runs
+(within :data:`DEFAULT_MUTANT_BUDGET`)."""
+DEFAULT_MUTANT_BUDGET = 60.0
+"""``--mutant-budget`` default, seconds per task: mutants cost tens of milliseconds each in
+the local sandbox, so a task's every mutant fits; what a budget leaves unrun is named and its
+score is not the task's."""
 
 
 @dataclass
@@ -45,14 +49,23 @@ class CheckResult:
     line: int | None = None
     cached: bool = field(default=False, compare=False)
     """Answered from a prove cache, not run this time (what editors count as "re-run")."""
+    tests: list[dict[str, Any]] | None = None
+    """The witness's per-test evidence of the grading this check made (each test a grader
+    reported: grader index, file, id, source, outcome, assertions, message, line), when a
+    grader reported it."""
+    unrun: bool = False
+    """Left unrun by a bound (the mutant time budget): no result, never cached."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "check": self.check,
             "outcome": self.outcome,
             "seconds": round(self.seconds, 3),
             "detail": self.detail,
         }
+        if self.tests is not None:
+            data["tests"] = self.tests
+        return data
 
 
 @dataclass
@@ -111,8 +124,11 @@ class ProveOptions:
     only: tuple[str, ...] = ()
     use_cache: bool = True
     repeat: int = 1
-    mutants: int = DEFAULT_MUTANTS
-    """At most this many mutants per task (ES911); 0 runs none."""
+    mutants: int | None = DEFAULT_MUTANTS
+    """At most this many mutants per task (ES911); 0 runs none, None every one."""
+    mutant_budget: float = DEFAULT_MUTANT_BUDGET
+    """Seconds a task's mutants may take (ES911): those not started by then are named as
+    not run, and the task's mutation score is then unknown."""
     strict: bool = False
     """Warnings (ES912) count as errors."""
     on_check: Callable[[str, str], None] | None = None
@@ -156,10 +172,11 @@ class Plan:
     """What planning a task's checks reads besides the task: the options that decide which
     checks run and how."""
 
-    mutant_limit: int = DEFAULT_MUTANTS
+    mutant_limit: int | None = DEFAULT_MUTANTS
     strict: bool = False
     sandbox_key: tuple[str, ...] = ("local",)
     use_cache: bool = True
+    mutant_budget: float = DEFAULT_MUTANT_BUDGET
 
 
 def _nothing_skipped(_task: Task, _plan: Plan) -> list[CheckResult]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import hashlib
@@ -16,8 +17,11 @@ from endstate_author.prove.mutation_edits import (
     docstrings,
     node_mutations,
     node_path,
+    normalise_quiet,
+    quiet,
     unchanged_tree,
 )
+from endstate_author.prove.mutation_siblings import ModuleFacts, SiblingFinder, tree_facts
 from endstate_harness.graders import pyast
 
 PRUNED = frozenset(
@@ -27,6 +31,8 @@ PRUNED = frozenset(
 """Names the sandbox never copies (task format §1): a solution file under one is no change."""
 
 EQUIVALENT = re.compile(r"#\s*endstate:\s*equivalent\s+(m[0-9a-f]{8})\b[ \t:,-]*(\S[^\n]*)?")
+_MARKER_ONLY = re.compile(r"^[ \t]*#[ \t]*endstate:[ \t]*equivalent\b[^\n]*$")
+_MARKER_TAIL = re.compile(r"[ \t]*#[ \t]*endstate:[ \t]*equivalent\b[^\n]*$")
 
 PARTIAL_KINDS = frozenset({"revert-hunk", "drop-file"})
 
@@ -57,17 +63,26 @@ class MutantSet:
     equivalent: dict[str, str]
     unknown_markers: list[tuple[str, int, str]]
 
-    def selected(self, limit: int) -> tuple[list[Mutant], int]:
-        """The mutants to run under ``--mutants limit`` and how many were left out.
+    def selected(self, limit: int | None) -> tuple[list[Mutant], int]:
+        """The mutants to run under ``--mutants limit`` (None: every one) and how many were
+        left out.
 
         Equivalent ones are never run. Partial solutions come first (they are the likeliest
-        real mistakes), then operator mutants in id order — a stable, evenly spread sample.
+        real mistakes), then operator mutants in id order — a stable, evenly spread sample,
+        which is also the order a time budget runs them in.
         """
         live = [m for m in self.mutants if m.id not in self.equivalent]
         partial = [m for m in live if m.partial]
         operators = sorted((m for m in live if not m.partial), key=lambda m: m.id)
-        chosen = (partial + operators)[: max(0, limit)]
+        ordered = partial + operators
+        chosen = ordered if limit is None else ordered[: max(0, limit)]
         return chosen, len(live) - len(chosen)
+
+    def left_out(self, limit: int | None) -> list[Mutant]:
+        """The live mutants ``--mutants limit`` leaves out, in run order."""
+        chosen, _ = self.selected(limit)
+        ids = {m.id for m in chosen}
+        return [m for m in self.selected(None)[0] if m.id not in ids]
 
 
 def _stable_id(*parts: str) -> str:
@@ -89,8 +104,26 @@ def _text(path: Path) -> str | None:
         return None
 
 
+def without_markers(text: str) -> tuple[str, list[int]]:
+    """``text`` with its ``# endstate: equivalent`` markers taken out (a line holding only a
+    marker goes, a marker after code is cut off), and for each line left its number in
+    ``text``: what the diff and the ids are made of, so that adding a marker anywhere changes
+    no mutant."""
+    kept: list[str] = []
+    numbers: list[int] = []
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        body = line.rstrip("\r\n")
+        if _MARKER_ONLY.match(body):
+            continue
+        cut = _MARKER_TAIL.sub("", body)
+        kept.append(cut + line[len(body):] if cut != body else line)
+        numbers.append(number)
+    return "".join(kept), numbers
+
+
 def generate(fixture: Path, solution: Path) -> MutantSet:
     """Every mutant of ``solution`` (an overlay) against ``fixture``, deduplicated."""
+    modules = tree_facts([fixture, solution])
     mutants: list[Mutant] = []
     markers: dict[str, str] = {}
     marker_lines: list[tuple[str, int, str]] = []
@@ -105,12 +138,12 @@ def generate(fixture: Path, solution: Path) -> MutantSet:
                     markers[match.group(1)] = match.group(2).strip()
         before_path = fixture / rel
         if not before_path.is_file() or before_path.is_symlink():
-            mutants.extend(_file_mutants(rel, None, after))
+            mutants.extend(_file_mutants(rel, None, after, modules))
         else:
             before = _text(before_path)
             if before is None or before == after:
                 continue
-            mutants.extend(_file_mutants(rel, before, after))
+            mutants.extend(_file_mutants(rel, before, after, modules))
     seen: set[bytes | None] = set()
     unique: list[Mutant] = []
     ids: set[str] = set()
@@ -127,7 +160,9 @@ def generate(fixture: Path, solution: Path) -> MutantSet:
 
 
 @functools.lru_cache(maxsize=256)
-def _file_mutants(rel: str, before: str | None, after: str) -> tuple[Mutant, ...]:
+def _file_mutants(
+    rel: str, before: str | None, after: str, modules: tuple[tuple[str, ModuleFacts], ...] = ()
+) -> tuple[Mutant, ...]:
     """The mutants of one file the solution adds (``before`` None) or changes.
 
     Memoised by content: one prove asks three times (to plan the checks, for the notes on the
@@ -142,10 +177,14 @@ def _file_mutants(rel: str, before: str | None, after: str) -> tuple[Mutant, ...
         )  # fmt: skip
         changed = set(range(1, after.count("\n") + 2))
     else:
-        hunks, changed = _hunks(rel, before, after)
-        out.extend(hunks)
+        clean, numbers = without_markers(after)
+        hunks, changed_clean = _hunks(rel, before, clean)
+        for hunk in hunks:  # at the solution file's own line
+            line = numbers[hunk.line - 1] if 0 < hunk.line <= len(numbers) else hunk.line
+            out.append(dataclasses.replace(hunk, line=line))
+        changed = {numbers[n - 1] for n in changed_clean if 0 < n <= len(numbers)}
     if rel.endswith(".py"):
-        out.extend(operator_mutants(rel, after, changed))
+        out.extend(operator_mutants(rel, after, changed, dict(modules)))
     return tuple(out)
 
 
@@ -187,6 +226,7 @@ def _code_dump(text: str) -> str | None:
         tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return None
+    normalise_quiet(tree)  # a message or __all__ edited alone is no change either
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list):
@@ -206,12 +246,16 @@ def _same_code(a: str, b: str) -> bool:
 # --- operator mutants -------------------------------------------------------------------
 
 
-def operator_mutants(rel: str, text: str, changed: set[int]) -> list[Mutant]:
-    """Operator, constant and statement mutants of the nodes that start on ``changed`` lines."""
+def operator_mutants(
+    rel: str, text: str, changed: set[int], modules: dict[str, ModuleFacts] | None = None
+) -> list[Mutant]:
+    """Operator, constant and statement mutants of the nodes that start on ``changed`` lines;
+    ``modules`` are the task tree's modules, whose constants are the siblings offered."""
     try:
         tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return []
+    siblings = SiblingFinder(rel, tree, modules or {})
     src = Source(text)
     parents: dict[int, ast.AST] = {}
     steps: dict[int, tuple[str, int | None]] = {}
@@ -223,7 +267,8 @@ def operator_mutants(rel: str, text: str, changed: set[int]) -> list[Mutant]:
                 for i, item in enumerate(value):
                     if isinstance(item, ast.AST):
                         parents[id(item)], steps[id(item)] = parent, (field, i)
-    skip = docstrings(tree)
+    untouched, messages = quiet(tree)
+    skip = docstrings(tree) | untouched | messages
     out: list[Mutant] = []
     occurrences: dict[str, int] = {}
     original: list[str] = []  # the whole module's dump, made only if ever needed
@@ -233,7 +278,7 @@ def operator_mutants(rel: str, text: str, changed: set[int]) -> list[Mutant]:
             continue
         node_dump = ast.dump(node)
         path = node_path(node, parents, steps)
-        for kind, description, edits in node_mutations(node, src, parents, skip):
+        for kind, description, edits in node_mutations(node, src, parents, skip, siblings):
             content = src.apply(edits)
             try:
                 mutated = pyast.parse(content)

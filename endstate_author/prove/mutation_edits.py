@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -36,6 +37,16 @@ _SYMMETRIC = frozenset({"min", "max", "hypot", "gcd", "lcm", "isclose"})
 
 Edit = tuple[int, int, str]
 """(start byte, end byte, new text) in the file's UTF-8 bytes."""
+
+Siblings = Callable[[ast.AST], list[str]]
+"""The source texts that could stand for a constant reference in its place (``Mode.FAST``
+for ``Mode.SLOW``); [] for a node that is no constant reference."""
+
+_LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
+)
+CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+"""A name written as a constant (``MAX_SIZE``, ``HALF_UP``)."""
 
 
 class Source:
@@ -102,6 +113,83 @@ def docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def is_log_call(node: ast.AST) -> bool:
+    """``logger.info(...)``, ``logging.warning(...)``, ``self.log.error(...)``,
+    ``warnings.warn(...)``: calls whose strings are messages for people."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    receiver = _dotted(node.func.value).lower()
+    if node.func.attr == "warn" and receiver == "warnings":
+        return True
+    return node.func.attr in _LOG_METHODS and "log" in receiver
+
+
+def _is_all(stmt: ast.AST) -> bool:
+    """A statement that defines or extends ``__all__``."""
+    targets: list[ast.AST] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, ast.AugAssign | ast.AnnAssign):
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend"):
+            targets = [func.value]
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+def quiet(tree: ast.AST) -> tuple[set[int], set[int]]:
+    """(nodes no mutant touches at all, message strings) of a module.
+
+    An exception's message (the strings given to the exception a ``raise`` builds), a log
+    call's message (and the log call itself: removing it changes only what a person reads),
+    and ``__all__`` (which only ``import *`` reads) change nothing a grader should check:
+    their mutants were reported as survivors on sound tasks."""
+    untouched: set[int] = set()
+    messages: set[int] = set()
+    for node in ast.walk(tree):
+        if _is_all(node) or is_log_call(node):
+            untouched.update(id(inner) for inner in ast.walk(node))
+        elif isinstance(node, ast.Expr) and is_log_call(node.value):
+            untouched.add(id(node))
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            call = node.exc
+            untouched.add(id(call))  # its arguments are not dropped or swapped either
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                for inner in ast.walk(arg):
+                    if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                        messages.add(id(inner))
+    for node in ast.walk(tree):  # a log call's strings are messages too (for normalising)
+        if is_log_call(node):
+            messages.update(
+                id(inner) for inner in ast.walk(node)
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+            )  # fmt: skip
+    return untouched, messages
+
+
+def normalise_quiet(tree: ast.Module) -> None:
+    """Blank what :func:`quiet` leaves alone, in place, so two trees that differ only there
+    compare equal (a hunk that only edits a message or ``__all__`` is no mutant)."""
+    untouched, messages = quiet(tree)
+    for node in ast.walk(tree):
+        if id(node) in messages and isinstance(node, ast.Constant):
+            node.value = ""
+        elif _is_all(node) and id(node) in untouched:
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                node.value = ast.Constant(None)
+            elif isinstance(node, ast.Expr):
+                node.value = ast.Constant(None)
+
+
 def _constant_swaps(node: ast.Constant) -> list[tuple[str, str]]:
     """(new source, description) for a constant."""
     value = node.value
@@ -127,7 +215,11 @@ def _short(text: str, width: int = 40) -> str:
 
 
 def node_mutations(
-    node: ast.AST, src: Source, parents: dict[int, ast.AST], skip: set[int]
+    node: ast.AST,
+    src: Source,
+    parents: dict[int, ast.AST],
+    skip: set[int],
+    siblings: Siblings | None = None,
 ) -> Iterator[tuple[str, str, list[Edit]]]:
     """(kind, description, edits) for one node."""
     start_end = src.span(node) if hasattr(node, "end_lineno") else None
@@ -210,6 +302,51 @@ def node_mutations(
             if a != b:
                 yield ("swap-args", f"arguments `{_short(a, 20)}` and `{_short(b, 20)}` swapped",
                        [(*src.span(first), b), (*src.span(second), a)])  # fmt: skip
+    if isinstance(node, ast.Call) and start_end:
+        yield from _call_mutations(node, src, start_end)
+    if siblings is not None and start_end and isinstance(getattr(node, "ctx", None), ast.Load):
+        own = src.segment(node)
+        for sibling in siblings(node):
+            yield "sibling-constant", f"`{own}` → `{sibling}`", [(*start_end, sibling)]
+
+
+_LAST_DEFAULTS = {"int": 10, "enumerate": 0, "sum": 0}
+"""Builtins whose last positional argument, at this value, is what they do without it."""
+
+
+def _default_like(value: ast.AST, call: ast.Call | None = None) -> bool:
+    """An argument that is almost surely what the callee does without it (``None``,
+    ``False``, ``"utf-8"``, ``int(s, 10)``): removing it is an equivalent mutant, not a
+    mistake."""
+    if not isinstance(value, ast.Constant):
+        return False
+    if value.value is None or value.value is False:
+        return True
+    if call is not None and isinstance(call.func, ast.Name) and len(call.args) == 2:
+        known = _LAST_DEFAULTS.get(call.func.id)
+        if known is not None and value.value == known and type(value.value) is int:
+            return True
+    return isinstance(value.value, str) and value.value.lower().replace("_", "-") in (
+        "utf-8", "utf8"
+    )
+
+
+def _call_mutations(
+    node: ast.Call, src: Source, start_end: tuple[int, int]
+) -> Iterator[tuple[str, str, list[Edit]]]:
+    """A keyword argument removed (the callee's default stands), the last positional argument
+    dropped (the optional argument one forgets): the call written again without it."""
+    for keyword in node.keywords:
+        if keyword.arg is None or _default_like(keyword.value):
+            continue  # **kwargs is not one keyword; a default-like value changes nothing
+        kept = [k for k in node.keywords if k is not keyword]
+        yield ("remove-keyword", f"keyword argument `{keyword.arg}=` removed",
+               [(*start_end, ast.unparse(_replaced(node, keywords=kept)))])  # fmt: skip
+    if node.args and not isinstance(node.args[-1], ast.Starred):
+        last = node.args[-1]
+        if not _default_like(last, node):
+            yield ("drop-argument", f"argument `{_short(src.segment(last), 20)}` dropped",
+                   [(*start_end, ast.unparse(_replaced(node, args=node.args[:-1])))])  # fmt: skip
 
 
 def node_path(

@@ -16,6 +16,7 @@ from endstate_author.lint.run import cores, lint_paths, resolve_targets
 from endstate_author.prove import cache, checkcache, messages
 from endstate_author.prove.checks import CHECK_GROUPS, GROUPS, mutants
 from endstate_author.prove.model import (
+    DEFAULT_MUTANT_BUDGET,
     DEFAULT_MUTANTS,
     CheckResult,
     Job,
@@ -35,13 +36,14 @@ def plan_jobs(
     task: Task,
     only: Sequence[str],
     *,
-    mutant_limit: int = DEFAULT_MUTANTS,
+    mutant_limit: int | None = DEFAULT_MUTANTS,
     strict: bool = False,
     sandbox_key: Sequence[str] = ("local",),
     use_cache: bool = True,
+    mutant_budget: float = DEFAULT_MUTANT_BUDGET,
 ) -> Iterator[Job]:
     """Every check of a task, as independent units of work, group by group."""
-    plan = Plan(mutant_limit, strict, tuple(sandbox_key), use_cache)
+    plan = Plan(mutant_limit, strict, tuple(sandbox_key), use_cache, mutant_budget)
     wanted = set(only or CHECK_GROUPS)
     for group in GROUPS:
         if group.name in wanted:
@@ -49,7 +51,7 @@ def plan_jobs(
 
 
 def skipped_notes(
-    task: Task, only: Sequence[str], mutant_limit: int = DEFAULT_MUTANTS
+    task: Task, only: Sequence[str], mutant_limit: int | None = DEFAULT_MUTANTS
 ) -> list[CheckResult]:
     """Why whole groups (or some of their checks) do not run for this task, listed after the
     checks that did, group by group."""
@@ -220,6 +222,7 @@ def prove_task(
             strict=options.strict,
             sandbox_key=(options.sandbox.kind, options.sandbox.image or ""),
             use_cache=options.use_cache,
+            mutant_budget=options.mutant_budget,
         )
     )
     announced = [_announced(job, task.id, options) for job in planned]
@@ -239,10 +242,10 @@ def prove_task(
     proof.diagnostics = messages.diagnostics(root, checks)
     proof.diagnostics.extend(static_warnings(root, suite_root))
     proof.seconds = time.perf_counter() - started
-    # stored only when the task is still what it was at the start (no save meanwhile)
-    if options.use_cache and not proof.unassessed and cache.fingerprint(task, options) == (
-        fingerprint
-    ):
+    # stored only when the task is still what it was at the start (no save meanwhile), and
+    # whole: mutants a time budget left unrun run next time (the others answer at once)
+    whole = not proof.unassessed and not any(c.unrun for c in checks)
+    if options.use_cache and whole and cache.fingerprint(task, options) == fingerprint:
         cache.store(fingerprint, proof)
     return proof
 

@@ -687,3 +687,172 @@ def cost_without_ceiling(ctx: TaskContext) -> Iterator[Diagnostic]:
         "ceiling a runaway run passes like an efficient one",
         _requires_node(ctx, "steps", "max"),
     )
+
+
+# ----- ES312: what the pinned tests import ---------------------------------------------------
+
+
+def _imported_names(tree: ast.AST, rel: str) -> Iterator[tuple[str, int]]:
+    """(dotted module name, line) for each import of a module; ``from a import b`` gives
+    ``a.b`` (a submodule, if there is one) and ``a``. Relative imports are made absolute."""
+    package = rel.split("/")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - (node.level - 1)] if node.level else []
+            if node.level and node.level - 1 > len(package):
+                continue
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                if alias.name != "*" and module:
+                    yield f"{module}.{alias.name}", node.lineno
+                elif alias.name != "*":
+                    yield alias.name, node.lineno
+            if module:
+                yield module, node.lineno
+
+
+def _module_files(name: str, importer: str, files: dict[str, Any]) -> list[str]:
+    """The fixture files an import of ``name`` loads: from the tree's top, or from the
+    importing file's own folder (where ``unittest discover -s`` puts it on the path)."""
+    folder = posixpath.dirname(importer)
+    parts = name.split(".")
+    out = []
+    for root in dict.fromkeys(["", folder]):
+        base = posixpath.join(root, *parts) if root else "/".join(parts)
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            if candidate in files:
+                out.append(candidate)
+    return out
+
+
+def _judge_reads_pristine(ctx: TaskContext, rel: str) -> bool:
+    """Whether only ``judged_tests`` runs tests, each taking ``rel`` from the pristine
+    fixture (it is under the judge's ``start_dir`` and the visible tests run): the end
+    state's copy is then never read, and rewriting it changes nothing."""
+    judges = 0
+    for _i, name, args, _node in ctx.grader_entries():
+        short = builtin_name(name)
+        if short is None or short in ("command_succeeds", "tests_pass"):
+            return False  # a suite grader, or a runner that reads the end state
+        if short != "judged_tests":
+            continue
+        start = norm_path(str(args.get("start_dir", "tests"))).strip("/")
+        inside = start in ("", ".") or rel.startswith(start + "/")
+        if args.get("visible", True) is False or not inside:
+            return False
+        judges += 1
+    return judges > 0
+
+
+def append_path_fix(ctx: TaskContext, index: int, path: str) -> Fix | None:
+    """A fix that adds ``path`` to the ``paths`` array of grader ``index``, in its style."""
+    array = _paths_node(ctx, index)
+    raw = ctx.raw
+    if array is None or array.kind != "array" or not array.items or raw is None:
+        return None
+    items = array.items
+    sep = raw[items[-2].end : items[-1].start].decode("utf-8", errors="replace") if len(
+        items
+    ) >= 2 else ", "
+    if "," not in sep:
+        return None
+    end = items[-1].end
+    return Fix(
+        title=f"pin {path} with files_unchanged",
+        edits=(TextEdit(ctx.manifest_path, end, end, sep + json.dumps(path)),),
+        safe=True,
+    )
+
+
+@rule("ES312", "imported-module-not-pinned")
+def imported_module_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A module of the tree that a pinned or holdout test imports is not itself pinned.
+
+    ## What it checks
+    The Python files a pinned test file (one named by `files_unchanged`) or a holdout file
+    imports, found statically (`import`, `from … import`, relative imports, and the test's
+    own folder, which `unittest discover -s` puts on the path), that are fixture files on
+    the test side of the tree: in the folder of a pinned or holdout test (or below it), or a
+    `conftest.py`. Each must be pinned too. Not reported: package `__init__.py` files, the
+    fixture's test files themselves (ES302/ES310 speak of those), a file the solution
+    changes (that is the code under test), and a file that only `judged_tests` reads, from
+    the pristine fixture (every grader that runs tests is `judged_tests` with the visible
+    tests and the file under its `start_dir`: the agent's copy is never read).
+
+    ## Why it matters
+    The expected values of a data-driven test often live in a helper: `tests/cases.py`,
+    `tests/expected.py`, a loader. A pinned test that imports an editable helper is not
+    pinned at all: rewrite the helper's expected values (or the loader) and the tests pass
+    with the bug left in.
+
+    ## Example
+    `tests/test_parse.py` (pinned) does `from tests.cases import CASES`, and
+    `files_unchanged` does not name `tests/cases.py`.
+
+    ## Fix
+    Add the module to the `files_unchanged` paths (the quick fix, applied by `lint --fix`,
+    appends it), or move the expected values into the pinned test or the holdout.
+    """
+    if graders_list(ctx) is None or has_grader(ctx, "tree_unchanged"):
+        return
+    fixture = ctx.files("fixture")
+    holdout = ctx.files("holdout")
+    pinned = pinned_paths(ctx)
+    tests = set(fixture_test_files(ctx))
+    # the test side of the tree: the folders of the fixture's tests and of the holdout
+    folders = {posixpath.dirname(r) for r in tests} | {
+        posixpath.dirname(r) for r in holdout if r.endswith(".py")
+    }
+    folders.discard("")  # tests at the top: the top folder is the code's too
+
+    def test_side(rel: str) -> bool:
+        return any(rel.startswith(f + "/") for f in folders)
+
+    importers = [
+        ("fixture", r) for r in sorted(pinned)
+        if r in fixture and r.endswith(".py") and (r in tests or test_side(r))
+    ]  # fmt: skip
+    importers += [("holdout", r) for r in sorted(holdout) if r.endswith(".py")]
+    if not importers:
+        return
+    changed = set(solution_changes(ctx))
+    reported: set[str] = set()
+    unchanged = graders_named(ctx, "files_unchanged")
+    for tree, rel in importers:
+        module = ctx.python_module(tree, rel)
+        if module is None:
+            continue
+        for name, _line in _imported_names(module, rel):
+            for found in _module_files(name, rel, fixture):
+                if found in reported or found in pinned or found in holdout:
+                    continue
+                if posixpath.basename(found) == "__init__.py" or found in tests:
+                    continue
+                if found in changed:
+                    continue
+                side = posixpath.basename(found) == "conftest.py" or test_side(found)
+                if not side or _judge_reads_pristine(ctx, found):
+                    continue
+                reported.add(found)
+                fix = (
+                    append_path_fix(ctx, unchanged[0][0], found)
+                    if unchanged
+                    else append_grader_fix(
+                        ctx, {"name": "endstate.evals.graders:files_unchanged",
+                              "args": {"paths": [found]}},
+                        f"pin {found} with files_unchanged", safe=True,
+                    )
+                )  # fmt: skip
+                node = _paths_node(ctx, unchanged[0][0]) if unchanged else None
+                who = "pinned test" if tree == "fixture" else "holdout file"
+                yield ctx.at_node(
+                    "ES312",
+                    f"{found} is imported by the {who} {rel} but not pinned: the agent can "
+                    "rewrite it so the tests pass with the bug left in (add it to "
+                    "files_unchanged)",
+                    node or _graders_key(ctx),
+                    fix=fix,
+                )

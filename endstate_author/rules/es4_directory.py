@@ -22,7 +22,14 @@ from endstate_author.jsonpos import JNode
 from endstate_author.lint.context import TaskContext, TreeEntry
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import test_commands
-from endstate_harness.layout import CATEGORIES, FIXTURE_DIR, HOLDOUT_DIR, PRUNED_NAMES, SOLUTION_DIR
+from endstate_harness.layout import (
+    CATEGORIES,
+    DEFECTS_DIR,
+    FIXTURE_DIR,
+    HOLDOUT_DIR,
+    PRUNED_NAMES,
+    SOLUTION_DIR,
+)
 
 TREES = (FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR)
 VCS_NAMES = (".git", ".hg", ".svn")
@@ -619,5 +626,46 @@ def big_or_binary(ctx: TaskContext) -> Iterator[Diagnostic]:
             yield ctx.at_file(
                 "ES412",
                 f"fixture/{rel} is binary; graders read text, so changes to it go unchecked",
+                entry.path,
+            )
+
+
+@rule("ES413", "defect-touches-stray-file", "warning")
+def defect_touches_stray_file(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """A `defects/<name>/` overlay touches a file that is in neither fixture/ nor solution/.
+
+    ## What it checks
+    Every file of every `defects/<name>/` folder must overlay a file the fixture has or the
+    solution writes. A file in neither is reported at the file.
+
+    ## Why it matters
+    A declared defect is a wrong solution the graders must reject (ES910). One that only
+    adds a file no one reads (a misspelt path, `pkg/cor.py` for `pkg/core.py`) is the
+    untouched fixture plus noise: it fails only because the fixture fails, so prove shows
+    the graders "catching" a mistake they never saw, and the defect proves nothing.
+
+    ## Example
+    `defects/visible-only/chunker/chunk.py` while the code lives in `chunker/core.py`.
+
+    ## Fix
+    Put the defect's wrong code at the path the solution changes (`defects/<name>/chunker/
+    core.py`), or remove the stray file.
+    """
+    defects = ctx.root / DEFECTS_DIR
+    if not defects.is_dir() or defects.is_symlink():
+        return
+    fixture = ctx.files(FIXTURE_DIR)
+    solution = ctx.files(SOLUTION_DIR)
+    for folder in sorted(defects.iterdir()):
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for rel, entry in sorted(ctx.files(f"{DEFECTS_DIR}/{folder.name}").items()):
+            if _is_pruned(rel) or rel in fixture or rel in solution:
+                continue
+            yield ctx.at_file(
+                "ES413",
+                f"defects/{folder.name}/{rel} is in neither fixture/ nor solution/: the defect "
+                "fails only because the fixture fails, and proves nothing (overlay the file "
+                "the solution changes)",
                 entry.path,
             )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
-from endstate_author.discovery import is_test_file_name
+from endstate_author.discovery import builtin_name, is_test_file_name
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
@@ -372,10 +371,21 @@ class _Definitions:
         return None
 
 
+PERMITS_ONLY = frozenset({"changed_paths_within", "files_unchanged", "tree_unchanged",
+                          "no_new_skips"})
+"""Graders that permit or pin paths without checking any change in them: a path named there
+is not graded (``changed_paths_within`` lets the promised file change; it does not ask for
+the change)."""
+
+
 def _graded_text(ctx: TaskContext) -> str:
-    """Everything a grader, the holdout or a visible test says: the graders' arguments and
-    every text file of holdout/ and of the fixture's tests."""
-    parts = [repr(ctx.data.get("graders"))] if ctx.is_object else []
+    """Everything a grader that checks something, the holdout or a visible test says: the
+    arguments of every grader but those that only permit or pin paths, and every text file
+    of holdout/ and of the fixture's tests."""
+    parts = []
+    for _i, name, args, _node in ctx.grader_entries():
+        if builtin_name(name) not in PERMITS_ONLY:
+            parts.append(f"{name} {args!r}")
     for rel in ctx.files("holdout"):
         parts.append(rel)
         parts.append(ctx.read_tree_text("holdout", rel) or "")
@@ -383,15 +393,6 @@ def _graded_text(ctx: TaskContext) -> str:
         if is_test_file_name(rel) or rel.split("/", 1)[0] in _TEST_DIRS:
             parts.append(ctx.read_tree_text("fixture", rel) or "")
     return "\n".join(parts)
-
-
-def _allowed_patterns(ctx: TaskContext) -> list[str]:
-    out: list[str] = []
-    for _i, args, _node in graders_named(ctx, "changed_paths_within"):
-        allowed = args.get("allowed")
-        if isinstance(allowed, list):
-            out.extend(a for a in allowed if isinstance(a, str))
-    return out
 
 
 @rule("ES603", "prompt-promise-ungraded", "warning")
@@ -423,13 +424,13 @@ def prompt_promise_ungraded(ctx: TaskContext) -> Iterator[Diagnostic]:
         return
     fixture = ctx.files("fixture")
     functions = _Definitions(ctx)
-    graded_cache: list[tuple[str, set[str], list[str]]] = []
+    graded_cache: list[tuple[str, set[str]]] = []
 
-    def graded() -> tuple[str, set[str], list[str]]:
-        """What grades (text, its words, changed_paths_within patterns), read once, late."""
+    def graded() -> tuple[str, set[str]]:
+        """What grades (its text and words), read once, late."""
         if not graded_cache:
             text = _graded_text(ctx)
-            graded_cache.append((text, set(_WORD.findall(text)), _allowed_patterns(ctx)))
+            graded_cache.append((text, set(_WORD.findall(text))))
         return graded_cache[0]
 
     reported: set[str] = set()
@@ -445,15 +446,15 @@ def prompt_promise_ungraded(ctx: TaskContext) -> Iterator[Diagnostic]:
             if name in reported:
                 continue
             if name in fixture:
-                text, graded_words, allowed = graded()
-                if name in text or any(fnmatch.fnmatch(name, p) for p in allowed):
+                text, graded_words = graded()
+                if name in text:
                     continue
                 stem = posixpath.basename(name).rsplit(".", 1)[0]
                 if stem in graded_words:
                     continue
                 what = f"the file `{name}`"
             elif name.isidentifier() and (rel := functions.where(name)) is not None:
-                _text, graded_words, _allowed = graded()
+                _text, graded_words = graded()
                 stem = posixpath.basename(rel).rsplit(".", 1)[0]
                 if stem in graded_words or any(
                     functions.where(n) == rel for n in functions.names_in(rel) & graded_words

@@ -44,21 +44,32 @@ document(
 document(
     "ES903",
     "holdout-not-load-bearing",
-    """The holdout is not load-bearing: a failing test staged with it leaves the graders passing.
+    """The holdout is not load-bearing: a holdout test module never runs on the solution.
 
     ## What it checks
-    prove stages holdout/ plus one extra, always-failing test beside the holdout's test
-    files, then grades the solution.
+    Every Python file of holdout/ that defines tests (a `TestCase` class, a `test*`
+    function) must contribute tests that run on the solution. prove stages a copy of each
+    such module with one always-failing test appended to its own text — the sentinel keeps
+    the module's own name, so it runs exactly when the module does — and grades the solution.
+    `judged_tests` reports which sentinels ran; a module only another grader may run
+    (`command_succeeds`, `tests_pass`) is graded alone with its sentinel. A module whose
+    sentinel never fails the graders is named, with what the judge's own `start_dir` and
+    `pattern` say about it; so is a module whose every own test was skipped on the grading
+    Python (a version check, a `SkipTest` at import).
 
     ## Why it matters
-    Held-out tests that the test command never discovers stop nothing: special-casing the
-    visible inputs passes.
+    Held-out tests that never run stop nothing: special-casing the visible inputs passes,
+    while the holdout reads as if it guarded the task. A sentinel beside the holdout
+    (`test_sentinel.py`) would prove only itself when the holdout's own files are named
+    outside the test pattern.
 
     ## Example
-    holdout/checks/test_more.py while the grader runs `unittest discover -s tests`.
+    `holdout/tests/holdout_parse.py` while the grader discovers `test*.py`: the module is
+    never imported, lint is clean, and every other check passes.
 
     ## Fix
-    Put the holdout tests where the test command looks (e.g. holdout/tests/test_more.py).
+    Name the module so that the test command finds it (`holdout/tests/test_holdout_parse.py`),
+    put it under the start folder, or drop the skip that hides it on the grading Python.
     """,
 )
 document(
@@ -237,15 +248,20 @@ document(
     ## What it checks
     prove generates wrong solutions where the solution differs from the fixture: each hunk
     of the solution's diff reverted alone, each file the solution adds left out alone, and
-    operator mutants on the lines it changes or adds (comparison, arithmetic including `/`
-    → `//`, `and`/`or`, `not`/`-` removed, constants 0 ↔ 1, ±1, `""`, empty collections,
-    `True` ↔ `False`, `return x` → `return None`, a statement removed, `if`/`else`
-    swapped, a call's first two arguments swapped). Each is graded exactly like the
-    solution; one that passes *survived* and is reported at the mutated line of the solution
-    file with its stable id (`m` and eight hex digits). The mutation score (killed / run) is
-    printed per task in every output format (text, JSON `mutation_score`, SARIF run
-    property `mutationScores`, a GitHub notice). `--mutants N` bounds the mutants run per
-    task (default 12, partial solutions first); `--only mutants` runs only these.
+    mutants on the lines it changes or adds (comparison, arithmetic including `/` → `//`,
+    `and`/`or`, `not`/`-` removed, constants 0 ↔ 1, ±1, `""`, empty collections,
+    `True` ↔ `False`, a constant swapped for a sibling constant of the same module, class or
+    enum, `return x` → `return None`, a statement removed, `if`/`else` swapped, a call's
+    first two arguments swapped, a keyword argument removed, a call's last argument
+    dropped). Exception and log messages and `__all__` are left alone: they change nothing a
+    grader should check. Each mutant is graded exactly like the solution; one that passes
+    *survived* and is reported at the mutated line of the solution file with its stable id
+    (`m` and eight hex digits). Every mutant runs by default, within a time budget per task
+    (`--mutant-budget`, 60 s); `--mutants N` bounds them by count instead; those left unrun
+    are named. The mutation score (killed / run) is printed per task in every output format
+    (text, JSON `mutation_score`, SARIF run property `mutationScores`, a GitHub notice); it is
+    the task's score only when every mutant ran, otherwise it is reported as a sample's
+    (`sample_score`, with `score` null). `--only mutants` runs only these.
 
     ## Why it matters
     The defects an author declares are the mistakes they thought of. A surviving mutant is
@@ -264,7 +280,8 @@ document(
 
     A marker without a reason silences nothing; a marker whose id no longer matches a
     mutant is listed as stale. Ids are computed from the file, the mutation and the syntax of
-    the mutated code, never from line numbers, so they survive edits elsewhere.
+    the mutated code, never from line numbers or comments (markers are taken out before the
+    diff is made), so they survive edits elsewhere and the marker itself, wherever it goes.
 
     ## Example
     A semver fix whose holdout never compares two pre-release identifiers that differ only
@@ -284,8 +301,9 @@ document(
     that run tests (`command_succeeds` with a test command this toolkit reads exactly,
     `tests_pass`, `judged_tests` with its visible tests). When every one of them passes,
     the fixture's own tests are green on arrival. A warning; an error under
-    `prove --strict`. Permissioning tasks are exempt, and a task whose fixture has no test
-    file the graders run is not judged.
+    `prove --strict`. Permissioning tasks are exempt, and so are refactor tasks (their
+    visible tests pass on the fixture by design: the behaviour stays, the code moves); a
+    task whose fixture has no test file the graders run is not judged.
 
     ## Why it matters
     The authoring guide's first rule is to ship the failing test. When only the hidden
@@ -301,4 +319,62 @@ document(
     the cases that stop special-casing.
     """,
     severity="warning",
+)
+document(
+    "ES914",
+    "holdout-passes-on-fixture",
+    """The holdout alone passes on the untouched fixture: it adds nothing.
+
+    ## What it checks
+    prove grades the untouched fixture with the holdout and without the visible tests:
+    `judged_tests` reports each test with where it came from, so the holdout's own tests are
+    read apart; for a `command_succeeds` test command read exactly, the visible test files
+    are removed from the tree first. When every holdout test passes there, this fires. The
+    finding lists the *inert* tests: those that pass on both the fixture and the solution.
+    Refactor and permissioning tasks are exempt: their holdout guards behaviour the fixture
+    already has.
+
+    ## Why it matters
+    The holdout exists to stop an agent that special-cases the visible inputs. A holdout
+    that the unfixed code already passes cannot stop it: the task is decided by the visible
+    tests alone, which the agent has read.
+
+    ## Example
+    A bug-fix task whose holdout tests only the inputs the bug does not touch
+    (`chunk([1, 2], 2)` for an off-by-one in the final partial chunk).
+
+    ## Fix
+    Add holdout tests on the inputs the bug (or the missing feature) breaks, different from
+    the visible ones; keep the inert tests only as regression guards beside them.
+    """,
+)
+document(
+    "ES915",
+    "test-asserts-nothing",
+    """A test ran on the solution and executed no assertion.
+
+    ## What it checks
+    `judged_tests` counts, per test, the assertions it executed: every `assert…`/`fail` call
+    of `unittest.TestCase` and every `assert` statement of the trusted test code (counted in
+    the judge's process, where the code under test never runs). prove grades the solution
+    (the untouched fixture for a permissioning task) and names each test that passed having
+    executed none. A test whose code holds no assertion anywhere (a smoke test: "this call
+    does not raise") is not reported; one that would assert but never reached it is.
+
+    ## Why it matters
+    A test that asserted nothing passes whatever the code does: a data-driven test whose
+    loop ran zero times (a key misspelt when reading its data file, an empty case list), an
+    early `return`, a condition that is never true. It reads as coverage and is none.
+
+    ## Example
+    ```python
+    def test_cases(self):
+        for case in CASES.get("case", []):   # the file's key is "cases"
+            self.assertEqual(parse(case["in"]), case["out"])
+    ```
+
+    ## Fix
+    Make the test reach its assertions (fix the key, assert the data is not empty first:
+    `self.assertTrue(CASES["cases"])`).
+    """,
 )

@@ -17,12 +17,45 @@ class Check(BaseModel):
         return f"[{mark}] {self.name}" + (f": {self.detail}" if self.detail else "")
 
 
+class TestRecord(BaseModel):
+    """One test as a test-running grader saw it (the judge: ``judged_tests``)."""
+
+    __test__ = False  # not a test class, whatever its name says
+
+    id: str
+    file: str = ""
+    """The test's file, relative to the tree ("" when the runner cannot tell)."""
+    source: str = ""
+    """Where the file came from: "holdout", "fixture", or "" when unknown."""
+    outcome: str
+    """passed, failed, error, skipped, expected_failure or unexpected_success."""
+    assertions: int | None = None
+    """Assertions the test executed (assert methods and ``assert`` statements); None when
+    the runner does not count."""
+    message: str = ""
+    """For a test that did not pass: the assertion's message or the exception; for a skip,
+    its reason."""
+    line: int | None = None
+    """The line of the test file where it failed."""
+
+
+class Evidence(BaseModel):
+    """What a test-running grader saw each test do: the witness of a verdict."""
+
+    tests: list[TestRecord] = Field(default_factory=list)
+    silent: list[str] = Field(default_factory=list)
+    """Test modules of the holdout that gave no test at all (never discovered)."""
+
+
 class Verdict(BaseModel):
     """A grader's answer: a conjunction of checks, plus a reason when it failed."""
 
     passed: bool
     reason: str = ""
     checks: list[Check] = Field(default_factory=list)
+    evidence: Evidence | None = None
+    """Per-test evidence, from a grader that reports it (``judged_tests``); a merged verdict
+    has none (it is no one grader's)."""
 
     @classmethod
     def ok(cls, reason: str = "", checks: list[Check] | None = None) -> Verdict:

@@ -86,7 +86,10 @@ def read_prove(
     if scores:
         killed = sum(_int(s.get("killed"), 0) for s in scores)
         run = sum(_int(s.get("run"), 0) for s in scores)
+        unrun = sum(_int(s.get("not_run"), 0) for s in scores)
         summary += f", mutants {killed}/{run} killed"
+        if unrun:  # a sample's count, never read as the task's score
+            summary += f" ({unrun} not run)"
     summary += f", {seconds:.1f} s"
     ok = not failed and not unassessed and not any(d.severity == "error" for d in diags)
     return ProveResult(ok, summary, seconds, diags)

@@ -43,8 +43,10 @@ def test_every_es9_code_leads_with_its_outcome_and_has_a_one_line_fix() -> None:
 def test_a_failing_solution_reads_as_a_failure_not_as_the_checks_name() -> None:
     detail = failed_check("changes confined to the task's paths", "kvconf/parser.py\nmore")
     text = message("ES902", [_fail("solution passes", "ES902", detail, 3)])
+    # the check's name is quoted as what was expected; its detail, whole, is what happened
     assert text.startswith(
-        "fails on the solution: failed: changes confined to the task's paths (kvconf/parser.py)"
+        "fails on the solution: expected \"changes confined to the task's paths\", got: "
+        "kvconf/parser.py more"
     )
     assert not text.startswith("solution passes")
 

@@ -6,6 +6,7 @@ local sandbox, on the chunker task of ``test_prove.py`` with one thing changed e
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -17,7 +18,7 @@ import pytest
 
 from endstate_author.prove.mutation import generate
 from tests.prove.test_prove import STRICT_HOLDOUT, codes, manifest, outcomes, prove
-from tests.rules.conftest import FIXTURE, TaskBuilder
+from tests.rules.conftest import FIXTURE, TaskBuilder, good
 
 GUARDED = (
     "def chunk(items, size):\n"
@@ -149,11 +150,19 @@ def test_mutation_score_in_sarif_and_github(tmp_path: Path, cache: Path) -> None
             "--only", "mutants", "--mutants", "3", str(task)]  # fmt: skip
     sarif = subprocess.run([*base, "-o", "sarif"], capture_output=True, text=True, env=env)
     scores = json.loads(sarif.stdout)["runs"][0]["properties"]["mutationScores"]
-    assert scores["fix-chunk-off-by-one"]["run"] == 3
+    sample = scores["fix-chunk-off-by-one"]
+    assert sample["run"] == 3 and sample["not_run"] > 0
+    # three of many is a sample: its ratio is never the task's score
+    assert sample["score"] is None and sample["sample_score"] == 1.0
     github = subprocess.run([*base, "-o", "github"], capture_output=True, text=True, env=env)
     assert "::notice title=mutation score fix-chunk-off-by-one::mutation score" in github.stdout
     text = subprocess.run([*base, "-o", "text"], capture_output=True, text=True, env=env)
-    assert "fix-chunk-off-by-one: mutation score 3/3 killed" in text.stdout
+    assert "fix-chunk-off-by-one: mutation score unknown: only 3 of" in text.stdout
+    assert "over --mutants" in text.stdout and "3/3" not in text.stdout
+    every = [a for a in base if a not in ("--mutants", "3")]
+    text = subprocess.run([*every, "-o", "text"], capture_output=True, text=True, env=env)
+    found = re.search(r"fix-chunk-off-by-one: mutation score (\d+)/(\d+) killed", text.stdout)
+    assert found and found[1] == found[2] and int(found[2]) > 3, text.stdout
 
 
 def test_es912_visible_tests_green_on_fixture(tmp_path: Path, cache: Path) -> None:
@@ -178,3 +187,128 @@ def test_es912_visible_tests_green_on_fixture(tmp_path: Path, cache: Path) -> No
     rc, data, _ = prove(str(sound), "--only", "visible", cache=cache)
     assert rc == 0 and codes(data) == []
     assert outcomes(data)["visible tests fail on the fixture"] == "pass"
+
+
+# ----- issue #29: mutants that reach real mistakes, and none that only change words ----------
+
+
+def test_new_operators_keyword_argument_and_sibling_constant(tmp_path: Path) -> None:
+    fixture, solution = tmp_path / "fixture", tmp_path / "solution"
+    _write(fixture, {
+        "pkg/__init__.py": "",
+        "pkg/config.py": "LIMIT = 3\nDEFAULT_LIMIT = 10\nMAX_LIMIT = 100\nNAME = 'x'\n",
+        "pkg/modes.py": (
+            "import enum\n\n\nclass Mode(enum.Enum):\n    FAST = 1\n    SAFE = 2\n"
+            "    SLOW = 3\n"
+        ),
+        "pkg/core.py": "def top(scores):\n    return scores\n",
+    })  # fmt: skip
+    _write(solution, {"pkg/core.py": (
+        "from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal\n\n"
+        "from pkg import config\nfrom pkg.modes import Mode\n\n\n"
+        "def top(scores, mode=Mode.SAFE):\n"
+        "    ranked = sorted(scores, key=abs, reverse=True)\n"
+        "    rounded = [Decimal(s).quantize(Decimal('1'), rounding=ROUND_HALF_UP)\n"
+        "               for s in ranked]\n"
+        "    return rounded[: config.DEFAULT_LIMIT], round(1.25, 1), Decimal(0).max(1, None)\n"
+    )})  # fmt: skip
+    found = {(m.kind, m.description) for m in generate(fixture, solution).mutants}
+    assert ("remove-keyword", "keyword argument `reverse=` removed") in found
+    assert ("remove-keyword", "keyword argument `key=` removed") in found
+    assert ("drop-argument", "argument `1` dropped") in found  # round(1.25, 1) -> round(1.25)
+    assert ("drop-argument", "argument `None` dropped") not in found  # the default anyway
+    # siblings: of the same module (read from the tree), of the same enum, of one import line
+    assert ("sibling-constant", "`config.DEFAULT_LIMIT` → `config.LIMIT`") in found
+    assert ("sibling-constant", "`config.DEFAULT_LIMIT` → `config.MAX_LIMIT`") in found
+    assert ("sibling-constant", "`config.DEFAULT_LIMIT` → `config.NAME`") not in found  # a str
+    assert ("sibling-constant", "`Mode.SAFE` → `Mode.FAST`") in found
+    assert ("sibling-constant", "`Mode.SAFE` → `Mode.SLOW`") in found
+    assert ("sibling-constant", "`ROUND_HALF_UP` → `ROUND_HALF_EVEN`") in found
+
+
+def test_messages_and_all_are_left_alone(tmp_path: Path) -> None:
+    fixture, solution = tmp_path / "fixture", tmp_path / "solution"
+    base = "import logging\n\nlog = logging.getLogger(__name__)\n__all__ = ['f']\n\n\n"
+    _write(fixture, {"m.py": base + "def f(x):\n    return x\n"})
+    _write(solution, {"m.py": base.replace("['f']", "['f', 'g']") + (
+        "def f(x):\n"
+        "    if x < 0:\n"
+        "        raise ValueError(f'negative: {x}', 'see the docs')\n"
+        "    log.info('checked %s', x + 1)\n"
+        "    return x\n\n\n"
+        "def g():\n    return 1\n"
+    )})  # fmt: skip
+    mutants = generate(fixture, solution).mutants
+    texts = [m.description for m in mutants]
+    assert "`x < 0` → `x <= 0`" not in texts  # sanity: the comparison is `<` → `<=`
+    assert any(m.kind == "comparison" for m in mutants)  # behaviour is still mutated
+    assert not any("see the docs" in t or "checked" in t or "'g'" in t for t in texts), texts
+    assert not any(m.kind == "arithmetic" and m.line == 10 for m in mutants)  # in the log call
+    assert not any("log.info" in t for t in texts)  # the log call is not removed either
+    # the hunk that only adds 'g' to __all__ reverted: no behaviour a grader should see
+    hunks = [m for m in mutants if m.kind == "revert-hunk"]
+    assert all(b"__all__ = ['f']" not in (m.content or b"") for m in hunks), hunks
+
+
+def test_a_marker_inside_the_hunk_it_marks_keeps_its_id(tmp_path: Path) -> None:
+    fixture, solution = tmp_path / "fixture", tmp_path / "solution"
+    _write(fixture, {"m.py": "def f(a):\n    return a\n"})
+    body = "def f(a):\n    b = a * 2\n    return b + 0\n"
+    _write(solution, {"m.py": body})
+    before = {m.description: m.id for m in generate(fixture, solution).mutants}
+    hunk = next(i for d, i in before.items() if d.startswith("the hunk"))
+    # the marker on its own line inside the hunk, and one at the end of a hunk's line
+    marked = body.replace(
+        "    b = a * 2\n", f"    # endstate: equivalent {hunk} the caller never looks\n"
+        "    b = a * 2  # endstate: equivalent m00000000 stale on purpose\n",
+    )
+    _write(solution, {"m.py": marked})
+    again = generate(fixture, solution)
+    assert {m.description: m.id for m in again.mutants} == before
+    assert again.equivalent == {hunk: "the caller never looks"}
+    assert [mid for _, _, mid in again.unknown_markers] == ["m00000000"]
+    reverted = next(m for m in again.mutants if m.id == hunk)
+    assert reverted.line == 3 and reverted.content == b"def f(a):\n    return a\n"  # its code line
+
+
+def test_every_mutant_by_default_within_a_time_budget(tmp_path: Path, cache: Path) -> None:
+    wide = {"chunker/core.py": GUARDED.replace(
+        "    return [", "    if size > 1000:\n        size = 1000\n    return ["
+    )}  # fmt: skip
+    task = TaskBuilder(tmp_path / "suite")(manifest(), holdout=SIZE_ZERO_HOLDOUT, solution=wide)
+    rc, data, _ = prove(str(task), "--only", "mutants", "--mutant-budget", "0", cache=cache)
+    assert rc == 0  # nothing ran, so nothing failed (and nothing was proved)
+    score = data["tasks"][0]["mutation_score"]
+    assert score["run"] == 0 and score["not_run"] == score["over_budget"] == score["generated"]
+    assert score["score"] is None and score["complete"] is False
+    unrun = [c for c in data["tasks"][0]["checks"] if c["outcome"] == "skipped"
+             and "time budget" in c["detail"]]  # fmt: skip
+    assert len(unrun) == score["generated"]  # each named
+    # nothing was cached as a result: the next prove, with the default budget, runs them all
+    _rc, data, _ = prove(str(task), "--only", "mutants", cache=cache)
+    score = data["tasks"][0]["mutation_score"]
+    assert score["complete"] and score["run"] == score["generated"] > 12  # the old default
+    assert score["score"] == round(score["killed"] / score["run"], 3)
+
+
+def test_a_removed_keyword_argument_survives_a_weak_holdout(tmp_path: Path, cache: Path) -> None:
+    """The held-out corpus's missed mistake: `reverse=True` dropped passes a holdout that never
+    checks the order; the operator generates it and prove reports it."""
+    fixture = {"rank/__init__.py": "", "rank/core.py": "def top(s):\n    return s[:2]\n",
+               "tests/__init__.py": "", "tests/test_rank.py": (
+                   "import unittest\n\nfrom rank.core import top\n\n\n"
+                   "class RankTest(unittest.TestCase):\n    def test_top(self):\n"
+                   "        self.assertEqual(top([2, 2, 2]), [2, 2])\n")}  # fmt: skip
+    solution = {"rank/core.py": "def top(s):\n    return sorted(s, reverse=True)[:2]\n"}
+    weak = {"tests/test_holdout_rank.py": (
+        "import unittest\n\nfrom rank.core import top\n\n\n"
+        "class HoldoutTest(unittest.TestCase):\n    def test_size(self):\n"
+        "        self.assertEqual(len(top([5, 4, 6])), 2)\n")}  # fmt: skip
+    graders = copy.deepcopy(manifest()["graders"])  # manifest() shares its args dicts
+    graders[1]["args"]["paths"] = ["tests/__init__.py", "tests/test_rank.py"]
+    graders[3]["args"]["allowed"] = ["rank/core.py"]
+    task = TaskBuilder(tmp_path / "suite")(good(graders=graders), fixture=fixture,
+                                           solution=solution, holdout=weak)  # fmt: skip
+    _rc, data, _ = prove(str(task), "--only", "mutants", cache=cache)
+    survivors = [d["message"] for d in data["diagnostics"] if d["code"] == "ES911"]
+    assert any("keyword argument `reverse=` removed passes every grader" in m for m in survivors)

@@ -380,3 +380,80 @@ def test_es3_es4_es5_never_crash_on_bad_values(make_task: TaskBuilder) -> None:
             ]
     assert n == len(SPOTS) * len(WEIRD)
     assert not crashes
+
+
+# ----- ES312 ----------------------------------------------------------------------------------
+
+HELPER_FIXTURE: Files = {
+    "chunker/__init__.py": "from chunker.core import chunk\n",
+    "chunker/core.py": "def chunk(items, size):\n    return []\n",
+    "chunker/util.py": "def ident(x):\n    return x\n",
+    "tests/__init__.py": "",
+    "tests/cases.py": "CASES = [([1, 2, 3], 2, [[1, 2], [3]])]\n",
+    "tests/test_chunk.py": (
+        "import unittest\n\nfrom chunker import chunk\nfrom chunker.util import ident\n"
+        "from tests.cases import CASES\n\n\n"
+        "class ChunkTest(unittest.TestCase):\n"
+        "    def test_cases(self):\n"
+        "        for items, size, want in CASES:\n"
+        "            self.assertEqual(chunk(ident(items), size), want)\n"
+    ),
+}
+
+
+def test_es312_a_helper_the_pinned_test_imports_is_not_pinned(make_task: TaskBuilder) -> None:
+    task = make_task(fixture=HELPER_FIXTURE)
+    [d] = found(task, "ES312")
+    assert d.severity == "error"
+    assert d.message.startswith("tests/cases.py is imported by the pinned test tests/test_chunk.py")
+    line, col, _, _ = span(task, '"paths"')
+    assert (d.line, d.column) == (line, col + len('"paths": '))
+    # the code under test (chunker/, its unchanged util module included) is never asked for
+    assert "chunker" not in d.message.split(" is imported")[0]
+    # the quick fix pins it, in the array's own style, and the finding goes away
+    assert d.fix is not None and d.fix.safe
+    apply_fix(d.fix)
+    pins = json.loads((task / "task.json").read_text())["graders"][1]["args"]["paths"]
+    assert pins == ["tests/test_chunk.py", "tests/cases.py"]
+    absent(task, "ES312")
+
+
+def test_es312_relative_import_from_the_holdout_and_a_conftest(make_task: TaskBuilder) -> None:
+    fixture = {**HELPER_FIXTURE, "tests/conftest.py": "LIMIT = 3\n"}
+    holdout = {
+        "tests/test_holdout_chunk.py": (
+            "import unittest\n\nfrom . import conftest\nfrom .cases import CASES\n\n\n"
+            "class HoldoutTest(unittest.TestCase):\n"
+            "    def test_limit(self):\n"
+            "        self.assertEqual(len(CASES), conftest.LIMIT - 2)\n"
+        )
+    }
+    pin = {"name": "endstate.evals.graders:files_unchanged",
+           "args": {"paths": ["tests/test_chunk.py", "tests/cases.py"]}}  # fmt: skip
+    task = make_task(good(graders=graders(RUN, pin, SKIPS, SCOPE)), fixture=fixture,
+                     holdout=holdout)  # fmt: skip
+    [d] = found(task, "ES312")
+    assert d.message.startswith(
+        "tests/conftest.py is imported by the holdout file tests/test_holdout_chunk.py"
+    )
+
+
+def test_es312_near_misses(make_task: TaskBuilder) -> None:
+    # pinned helper; the guide's own task; tree_unchanged
+    pin = {"name": "endstate.evals.graders:files_unchanged",
+           "args": {"paths": ["tests/test_chunk.py", "tests/cases.py"]}}  # fmt: skip
+    absent(make_task(good(graders=graders(RUN, pin, SKIPS, SCOPE)), fixture=HELPER_FIXTURE),
+           "ES312")  # fmt: skip
+    absent(make_task(good(id="guide"), name="guide"), "ES312")
+    # a helper the solution changes is the code under test, not a helper to pin
+    absent(make_task(good(id="changed"), name="changed", fixture=HELPER_FIXTURE,
+                     solution={"tests/cases.py": "CASES = []\n"}), "ES312")  # fmt: skip
+    # only judged_tests runs the tests, and it reads tests/ from the pristine fixture
+    judge = {"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}}
+    absent(make_task(good(id="judged", graders=graders(judge, PIN, SKIPS, SCOPE)), name="judged",
+                     fixture=HELPER_FIXTURE), "ES312")  # fmt: skip
+    # ... but a judge without the visible tests takes nothing from the fixture
+    hidden = {"name": "endstate_harness.graders:judged_tests",
+              "args": {"start_dir": "tests", "visible": False}}  # fmt: skip
+    assert found(make_task(good(id="hidden", graders=graders(hidden, PIN, SKIPS, SCOPE)),
+                           name="hidden", fixture=HELPER_FIXTURE), "ES312")  # fmt: skip

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.rules.conftest import FIXTURE, TaskBuilder, good, lint
+from tests.rules.conftest import FIXTURE, SOLUTION, TaskBuilder, good, lint
 from tests.rules.helpers_es345 import absent, apply_fix, found, span, where
 
 TREE = {"name": "endstate.evals.graders:tree_unchanged"}
@@ -218,3 +218,32 @@ def test_es4_odd_folders_never_crash(make_task: TaskBuilder, tmp_path: Path) -> 
     every = lint(task)
     assert not [d for d in every if d.code == "ES000"], [d.message for d in every]
     assert {"ES401", "ES404"} <= {d.code for d in every}
+
+
+# ----- ES413 ----------------------------------------------------------------------------------
+
+
+def test_es413_a_defect_that_adds_a_stray_file(make_task: TaskBuilder) -> None:
+    task = make_task(
+        extra={
+            "defects/typo/chunker/cor.py": "def chunk(items, size):\n    return []\n",
+            "defects/sound/chunker/core.py": "def chunk(items, size):\n    return [items]\n",
+        }
+    )
+    [d] = [x for x in lint(task) if x.code == "ES413"]
+    assert d.severity == "warning"
+    assert d.file == task / "defects/typo/chunker/cor.py"
+    assert "defects/typo/chunker/cor.py is in neither fixture/ nor solution/" in d.message
+
+
+def test_es413_near_misses(make_task: TaskBuilder) -> None:
+    # a defect over a fixture file, one over a file only the solution adds, and pruned caches
+    task = make_task(
+        solution={**SOLUTION, "chunker/extra.py": "X = 1\n"},
+        extra={
+            "defects/a/chunker/core.py": "def chunk(items, size):\n    return []\n",
+            "defects/b/chunker/extra.py": "X = 2\n",
+            "defects/b/chunker/__pycache__/extra.cpython-311.pyc": b"\0",
+        },
+    )
+    assert not [x for x in lint(task) if x.code == "ES413"]

@@ -135,3 +135,24 @@ def test_es601_leaves_out_what_python_gives_every_object(make_task: TaskBuilder)
     }
     task = make_task(prompt="Make chunking keep the final partial chunk.\n", holdout=holdout)
     assert [d.message.split("`")[1] for d in _hits(task, "ES601")] == ["__version__"]
+
+
+def test_es603_a_path_only_permitted_is_not_graded(make_task: TaskBuilder) -> None:
+    """Listing the promised file in `changed_paths_within` lets it change; it does not check
+    the change. With the holdout's test of it, the promise is graded."""
+    fixture = {**FIXTURE, "chunker/render.py": "def render(rows):\n    return str(rows)\n"}
+    prompt = "Fix `chunk()` so the tail is kept, and make `chunker/render.py` escape pipes.\n"
+    scope = {"name": "endstate.evals.graders:changed_paths_within",
+             "args": {"allowed": ["chunker/core.py", "chunker/render.py"]}}  # fmt: skip
+    graders = [GUIDE_GRADERS[0], GUIDE_GRADERS[1], GUIDE_GRADERS[2], scope]
+    task = make_task(good(graders=graders), prompt=prompt, fixture=fixture)
+    hits = _hits(task, "ES603")
+    assert len(hits) == 1 and "`chunker/render.py`" in hits[0].message
+    holdout = {**HOLDOUT, "tests/test_holdout_render.py": (
+        "import unittest\n\nfrom chunker.render import render\n\n\n"
+        "class RenderTest(unittest.TestCase):\n"
+        "    def test_pipe(self):\n        self.assertEqual(render(['a|b']), 'a\\\\|b')\n"
+    )}  # fmt: skip
+    graded = make_task(good(id="graded", graders=graders), name="graded", prompt=prompt,
+                       fixture=fixture, holdout=holdout)  # fmt: skip
+    assert not _hits(graded, "ES603")

@@ -12,6 +12,7 @@ from endstate_author.prove.checks import (
     oracle,
     probes,
     visible,
+    witness,
 )
 from endstate_author.prove.model import CheckGroup
 
@@ -23,6 +24,7 @@ GROUPS: tuple[CheckGroup, ...] = (
     guards.GROUP,
     probes.GROUP,
     visible.GROUP,
+    witness.GROUP,
     mutants.GROUP,
 )
 CHECK_GROUPS: tuple[str, ...] = tuple(group.name for group in GROUPS)

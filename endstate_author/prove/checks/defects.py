@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from endstate_author.prove.evidence import tests_json
 from endstate_author.prove.grading import failing_detail, grade_end_state, least_counters
 from endstate_author.prove.model import (
     GRADING_INPUTS,
@@ -42,8 +43,11 @@ def defect_check(name: str, folder: Path) -> Check:
                 "fail",
                 code="ES910",
                 detail=f"defects/{name}/ passes every grader",
+                tests=tests_json(graded),
             )
-        return CheckResult(label, "defects", "pass", detail=failing_detail(graded))
+        return CheckResult(
+            label, "defects", "pass", detail=failing_detail(graded), tests=tests_json(graded)
+        )
 
     return check
 

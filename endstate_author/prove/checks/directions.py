@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from endstate_author.prove.evidence import tests_json
 from endstate_author.prove.grading import (
     failing_detail,
     first_failing_grader,
@@ -37,8 +38,12 @@ def check_fixture_fails(ctx: ProveContext) -> CheckResult:
             "fail",
             code="ES901",
             detail="every check passed on the untouched fixture with every counter at zero",
+            tests=tests_json(graded),
         )
-    return CheckResult("fixture fails", "directions", "pass", detail=failing_detail(graded))
+    return CheckResult(
+        "fixture fails", "directions", "pass", detail=failing_detail(graded),
+        tests=tests_json(graded),
+    )
 
 
 def check_solution_passes(ctx: ProveContext) -> CheckResult:
@@ -61,7 +66,7 @@ def check_solution_passes(ctx: ProveContext) -> CheckResult:
         search_paths=ctx.search_paths,
     )
     if graded.verdict.passed:
-        return CheckResult("solution passes", "directions", "pass")
+        return CheckResult("solution passes", "directions", "pass", tests=tests_json(graded))
     return CheckResult(
         "solution passes",
         "directions",
@@ -69,6 +74,7 @@ def check_solution_passes(ctx: ProveContext) -> CheckResult:
         code="ES902",
         detail=failing_detail(graded),
         grader_index=first_failing_grader(graded),
+        tests=tests_json(graded),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +49,28 @@ def _applier(task: Task, mutant: Mutant) -> Callable[[Path], list[str]]:
     return apply
 
 
-def mutant_check(mutant: Mutant, base_key: str, use_cache: bool = True) -> Check:
+class Budget:
+    """A task's mutant time budget: its clock starts when its first mutant starts."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._started: float | None = None
+        self._lock = threading.Lock()
+
+    def spent(self) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            if self._started is None:
+                self._started = now
+            return now - self._started >= self.seconds
+
+
+NOT_RUN = "not run: the task's mutant time budget ({:g} s, --mutant-budget) was spent"
+
+
+def mutant_check(
+    mutant: Mutant, base_key: str, use_cache: bool = True, budget: Budget | None = None
+) -> Check:
     label = f"mutant {mutant.id} fails"
     where = f"solution/{mutant.path}"
 
@@ -68,6 +91,11 @@ def mutant_check(mutant: Mutant, base_key: str, use_cache: bool = True) -> Check
         known = cache.load_mutant(key) if use_cache else None
         if known is not None:
             return result(*known)
+        if budget is not None and budget.spent():
+            return CheckResult(
+                label, GROUP_NAME, "skipped", detail=NOT_RUN.format(budget.seconds),
+                path=where, line=mutant.line, unrun=True,
+            )  # fmt: skip
         assert ctx.task.solution is not None
         counters, stop = least_counters(ctx.task)
         graded = grade_end_state(
@@ -104,12 +132,13 @@ def jobs(task: Task, plan: Plan) -> Iterator[Job]:
     if not chosen:
         return
     base_key = cache.mutant_base(task, plan.sandbox_key)
+    budget = Budget(plan.mutant_budget)
     for mutant in chosen:
-        check = mutant_check(mutant, base_key, plan.use_cache)
+        check = mutant_check(mutant, base_key, plan.use_cache, budget)
         yield make_job(GROUP_NAME, f"mutant {mutant.id} fails", check)
 
 
-def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
+def skipped(task: Task, plan: Plan) -> list[CheckResult]:
     if task.category == "permissioning":
         return [
             CheckResult(
@@ -127,6 +156,17 @@ def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
                 GROUP_NAME,
                 "skipped",
                 detail="the solution changes no text file, so no mutant",
+            )
+        )
+    left = found.left_out(plan.mutant_limit)
+    if left:
+        notes.append(
+            CheckResult(
+                "mutants over --mutants",
+                GROUP_NAME,
+                "skipped",
+                detail=f"{len(left)} not run (--mutants {plan.mutant_limit}): "
+                + ", ".join(m.id for m in left),
             )
         )
     for mid, why in sorted(found.equivalent.items()):
@@ -147,7 +187,11 @@ def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
 
 @dataclass
 class Score:
-    """A task's mutation score: ``killed`` of ``run`` mutants failed the graders."""
+    """A task's mutation score: ``killed`` of ``run`` mutants failed the graders.
+
+    It is the task's score only when ``complete`` (no live mutant left unrun, by a count or
+    by the time budget); otherwise it is a sample's, reported as ``sample_score`` and never
+    as ``score``."""
 
     generated: int
     run: int
@@ -156,8 +200,15 @@ class Score:
     unassessed: int
     equivalent: int
     not_run: int
+    over_budget: int = 0
+    """Of ``not_run``: the mutants the time budget left unrun (the rest: ``--mutants``)."""
 
-    def to_json(self) -> dict[str, int | float | None]:
+    @property
+    def complete(self) -> bool:
+        return self.not_run == 0
+
+    def to_json(self) -> dict[str, int | float | bool | None]:
+        ratio = round(self.killed / self.run, 3) if self.run else None
         return {
             "generated": self.generated,
             "run": self.run,
@@ -166,19 +217,24 @@ class Score:
             "unassessed": self.unassessed,
             "equivalent": self.equivalent,
             "not_run": self.not_run,
-            "score": round(self.killed / self.run, 3) if self.run else None,
+            "over_budget": self.over_budget,
+            "complete": self.complete,
+            "score": ratio if self.complete else None,
+            "sample_score": None if self.complete else ratio,
         }
 
 
-def score(task: Task, limit: int, checks: Sequence[CheckResult]) -> Score | None:
+def score(task: Task, limit: int | None, checks: Sequence[CheckResult]) -> Score | None:
     """The score of the mutant checks that ran (None when the task has no mutants)."""
     found = mutant_set(task)
     if found is None or not found.mutants:
         return None
-    ran = [c for c in checks if c.group == GROUP_NAME and c.outcome != "skipped"]
-    if not ran:
+    mine = [c for c in checks if c.group == GROUP_NAME and c.check.startswith("mutant m")]
+    over = [c for c in mine if c.unrun]
+    ran = [c for c in mine if c.outcome != "skipped"]
+    if not ran and not over:
         return None
-    _, not_run = found.selected(limit)
+    _, over_count = found.selected(limit)
     return Score(
         generated=len(found.mutants),
         run=len(ran),
@@ -186,7 +242,8 @@ def score(task: Task, limit: int, checks: Sequence[CheckResult]) -> Score | None
         survived=sum(c.outcome == "fail" for c in ran),
         unassessed=sum(c.outcome == "unassessed" for c in ran),
         equivalent=len(found.equivalent),
-        not_run=not_run,
+        not_run=over_count + len(over),
+        over_budget=len(over),
     )
 
 

@@ -6,12 +6,22 @@ from collections.abc import Iterator
 
 from endstate_author.discovery import builtin_name, grader_command, test_files
 from endstate_author.lint.context import TaskContext
-from endstate_author.prove.grading import failing_detail, grade_end_state, zero_counters
+from endstate_author.prove.evidence import tests_json
+from endstate_author.prove.grading import (
+    failed_check,
+    failing_detail,
+    grade_end_state,
+    zero_counters,
+)
 from endstate_author.prove.model import CheckGroup, CheckResult, Job, Plan, ProveContext, make_job
 from endstate_harness.task import Task
 
 GROUP_NAME = "visible"
 NAME = "visible tests fail on the fixture"
+EXEMPT = {
+    "permissioning": "permissioning tasks are exempt",
+    "refactor": "refactor tasks are exempt (their visible tests pass on the fixture by design)",
+}
 
 
 def running_graders(task: Task) -> list[int]:
@@ -61,18 +71,22 @@ def check_visible_fail(ctx: ProveContext, strict: bool) -> CheckResult:
             grader_index=indexes[0],
             detail="the fixture's own tests already pass without the holdout: the agent has "
             "no failing test to reproduce (ship the failing test in fixture/)",
+            tests=tests_json(graded),
         )
     failing = next(v for v in verdicts if not v.passed)
+    # the failing check's outcome (its detail), never its name: a check is named for what
+    # it expects, so "all tests passed" would read as the opposite of what happened
     reason = failing.reason
     for check in failing.checks:
         if not check.passed:
-            reason = check.name
+            reason = failed_check(check.name, check.detail)
             break
-    return CheckResult(NAME, GROUP_NAME, "pass", detail=reason or failing_detail(graded))
+    return CheckResult(NAME, GROUP_NAME, "pass", detail=reason or failing_detail(graded),
+                       tests=tests_json(graded))
 
 
 def jobs(task: Task, plan: Plan) -> Iterator[Job]:
-    if task.category == "permissioning":
+    if task.category in EXEMPT:
         return
     indexes = running_graders(task)
     if indexes and _visible_test_files(task, indexes):
@@ -80,8 +94,8 @@ def jobs(task: Task, plan: Plan) -> Iterator[Job]:
 
 
 def skipped(task: Task, _plan: Plan) -> list[CheckResult]:
-    if task.category == "permissioning":
-        return [CheckResult(NAME, GROUP_NAME, "skipped", detail="permissioning tasks are exempt")]
+    if task.category in EXEMPT:
+        return [CheckResult(NAME, GROUP_NAME, "skipped", detail=EXEMPT[task.category])]
     indexes = running_graders(task)
     if not indexes:
         return [CheckResult(NAME, GROUP_NAME, "skipped", detail="no grader runs tests")]

@@ -13,6 +13,7 @@ from typing import Any
 
 from endstate_harness import inside
 from endstate_harness.errors import SandboxError
+from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_test, tail_words
 from endstate_harness.process import watchdog
 from endstate_harness.process import zygote as warm
 from endstate_harness.sandbox.base import Channel, Sandbox
@@ -140,7 +141,11 @@ def judge_verdict(
             "the judge did not finish" if report is None else f"the judge failed: {report['fatal']}"
         )
         return _all_failed(names, f"{why}\n{child_err[-1000:]}".strip())
-    return Verdict.from_checks(_checks(report, names, min_tests, child_err))
+    verdict = Verdict.from_checks(_checks(report, names, min_tests, child_err))
+    # the evidence rides on the verdict as a field the harness reads (endstate 0.3.0's
+    # Verdict, in a vendored copy, ignores it)
+    found = evidence(report, sandbox.holdout_files())
+    return type(verdict).model_validate({**dict(verdict), "evidence": found})
 
 
 def _all_failed(names: tuple[str, ...], why: str) -> Verdict:
@@ -354,18 +359,20 @@ def _checks(
     ran_ok = len(ran) >= min_tests and not load_errors
     why_ran = f"{len(ran)} test(s) ran (at least {min_tests} required)"
     if load_errors:
-        why_ran += "; trusted test modules failed to load: " + ", ".join(
-            str(o.get("id")) for o in load_errors
+        why_ran += "; trusted test modules failed to load: " + "; ".join(
+            one_test(o) for o in load_errors
         )
     detail = ""
     if broken:
-        parts = [f"{o.get('id')}: {o.get('outcome')}\n{o.get('detail', '')}" for o in broken[:10]]
-        more = f"\n… and {len(broken) - 10} more" if len(broken) > 10 else ""
-        detail = f"{len(broken)} of {len(outcomes)} did not pass:\n" + "\n".join(parts) + more
+        shown = [one_test(o) for o in broken[:MAX_LISTED]]
+        more = len(broken) - len(shown)
+        detail = f"{len(broken)} of {len(outcomes)} tests did not pass: " + "; ".join(shown)
+        if more:
+            detail += f"; and {more} more test(s) not listed"
         if report.get("child"):
-            detail += f"\nthe code under test: {report['child']}"
+            detail += f"; the code under test: {report['child']}"
         if child_err.strip():
-            detail += f"\nits stderr (tail): {child_err.strip()[-800:]}"
+            detail += "; its stderr ends: " + tail_words(child_err, 300)
     return [
         Check(name=names[0], passed=True, detail=f"Python {report.get('python', '?')} judge"),
         Check(name=names[1], passed=ran_ok, detail=why_ran),

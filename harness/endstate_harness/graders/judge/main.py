@@ -18,6 +18,14 @@ from endstate_harness.graders.judge.assertions import guard_assertions
 from endstate_harness.graders.judge.finder import install
 from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
 from endstate_harness.graders.judge.remote import Conversation
+from endstate_harness.graders.judge.witness import (
+    Tally,
+    embedded_line,
+    file_of,
+    message_of,
+    watch,
+    where_failed,
+)
 
 MAX_DETAIL = 2000
 MEMORY_BYTES = 1 << 30
@@ -44,38 +52,63 @@ def _cap_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     except (ImportError, OSError, ValueError):
         pass  # no /proc or no rlimits here: the harness's wall clock still ends the judge
+MAX_MESSAGE = 400
 
 
 class _Collector(unittest.TestResult):
-    """Records every outcome by test id, with a short reason for the ones that did not pass."""
+    """Records every outcome by test id, with a short reason for the ones that did not pass,
+    and what the witness saw: the test's file, the assertions it executed, and for a test that
+    did not pass the assertion's message (or the exception) and the line in the test."""
 
-    def __init__(self, cpu_budget_s: float = 0.0) -> None:
+    def __init__(self, tally: Tally, trusted: str, cpu_budget_s: float = 0.0) -> None:
         super().__init__()
         self.outcomes: list[dict[str, Any]] = []
+        self.tally = tally
+        self.trusted = trusted
+        self.started = 0
         self.cpu_budget_s = cpu_budget_s
-
-    def startTest(self, test: unittest.TestCase) -> None:
-        super().startTest(test)
-        if self.cpu_budget_s > 0:
-            signal.setitimer(signal.ITIMER_PROF, self.cpu_budget_s)
 
     def stopTest(self, test: unittest.TestCase) -> None:
         if self.cpu_budget_s > 0:
             signal.setitimer(signal.ITIMER_PROF, 0)
         super().stopTest(test)
 
-    def _add(self, test: unittest.TestCase, outcome: str, detail: str = "") -> None:
-        self.outcomes.append({"id": test.id(), "outcome": outcome, "detail": detail[-MAX_DETAIL:]})
+    def startTest(self, test: unittest.TestCase) -> None:
+        super().startTest(test)
+        self.started = self.tally.count
+        if self.cpu_budget_s > 0:
+            signal.setitimer(signal.ITIMER_PROF, self.cpu_budget_s)
+
+    def _add(self, test: unittest.TestCase, outcome: str, detail: str = "",
+             err: Any = None) -> None:
+        record: dict[str, Any] = {
+            "id": test.id(), "outcome": outcome, "detail": detail[-MAX_DETAIL:],
+            "file": file_of(test, self.trusted), "assertions": self.tally.count - self.started,
+        }
+        if err is not None:
+            message = message_of(err[0], err[1], MAX_MESSAGE)
+            where, line = where_failed(err[2], self.trusted)
+            inner = embedded_line(err[1], record["file"], self.trusted)
+            if inner is not None:  # a module that failed to import: its own line
+                where, line = record["file"], inner
+            if line is not None and where == record["file"]:
+                record["line"] = line
+            elif line is not None:
+                message += f" (at {where}:{line})"
+            record["message"] = message
+        elif outcome == "skipped":
+            record["message"] = " ".join(detail.split())[:MAX_MESSAGE]
+        self.outcomes.append(record)
 
     def addSuccess(self, test: unittest.TestCase) -> None:
         self._add(test, "passed")
 
     def addFailure(self, test: unittest.TestCase, err: Any) -> None:
-        self._add(test, "failed", _format(err))
+        self._add(test, "failed", _format(err), err)
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:
         refused = isinstance(err[1], PlainValuesOnly | JudgeOverrun)
-        self._add(test, "failed" if refused else "error", _format(err))
+        self._add(test, "failed" if refused else "error", _format(err), err)
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         self._add(test, "skipped", reason)
@@ -90,7 +123,7 @@ class _Collector(unittest.TestResult):
         if err is not None:
             failed = (test.failureException, PlainValuesOnly, JudgeOverrun)
             kind = "failed" if issubclass(err[0], failed) else "error"
-            self._add(subtest, kind, _format(err))
+            self._add(subtest, kind, _format(err), err)
 
 
 def _format(err: Any) -> str:
@@ -120,6 +153,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     top = os.path.normpath(os.path.join(trusted, config.get("top_level_dir", ".")))
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     sys.path.insert(0, top)
+    tally = watch(trusted)  # before the proxies' finder, which stays first
     conv = Conversation(
         0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
     )
@@ -128,11 +162,13 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     sys.stdout = sys.stderr
     loader = unittest.TestLoader()
     suite = loader.discover(start, pattern=config["pattern"], top_level_dir=top)
-    result = _Collector(cpu_budget_s)
+    result = _Collector(tally, trusted, cpu_budget_s)
     suite.run(result)
     for test, reason in result.errors:  # import failures of test modules land here unseen
         if not any(o["id"] == test.id() for o in result.outcomes):
-            result.outcomes.append({"id": test.id(), "outcome": "error", "detail": reason})
+            result.outcomes.append({"id": test.id(), "outcome": "error", "detail": reason,
+                                    "file": file_of(test, trusted), "assertions": 0,
+                                    "message": " ".join(reason.split()[-40:])})
     return {"outcomes": result.outcomes, "child": conv.gone, "python": sys.version.split()[0]}
 
 

@@ -19,6 +19,7 @@ def slugify(title: str, max_length: int = 60) -> str:
     cut in half (a single overlong word is cut at ``max_length``).
     """
     text = unicodedata.normalize("NFKD", title)
+    # endstate: equivalent m608cb01a encode("ascii", "ignore") leaves only ASCII bytes, which decode() reads as UTF-8 alike
     text = text.encode("ascii", "ignore").decode("ascii")
     slug = _NOT_ALNUM.sub("-", text.lower()).strip("-")
     if len(slug) <= max_length:

@@ -24,6 +24,8 @@ def _unescape(text: str) -> str:
     for char in chars:
         if char == "\\":
             # endstate: equivalent m1a9a4705 encode_record escapes every backslash, so no record ends in a lone one
+            # endstate: equivalent m595d7af8 the same: next() always finds the escaped character
+            # endstate: equivalent m5ccd514f encode_record writes only the known escapes, so every one is in _UNESCAPES
             following = next(chars, "")
             out.append(_UNESCAPES.get(following, following))
         else:

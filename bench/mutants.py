@@ -1,0 +1,56 @@
+"""Benchmark: full prove of a suite with every mutant (the default) beside the old default of 12.
+
+For a suite (the shipped tasks/ by default), in one run, each as a fresh process with no cache
+(``prove SUITE --sandbox local --no-cache``, every check group, default jobs):
+
+* **every mutant** — the default since issue 29: every mutant of the solution's changed lines,
+  within the per-task time budget (``--mutant-budget``, 60 s);
+* **--mutants 12** — the old default bound.
+
+Each line prints the wall time, the mutants run (and left unrun), the survivors (ES911) and the
+mutant checks' share of the summed check time: what running every mutant costs, and what it
+finds that the sample did not.
+
+    .venv/bin/python bench/mutants.py [SUITE] [--sandbox local|docker]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from prove import ROOT, mutant_share, run_prove_report
+
+
+def _line(label: str, seconds: float, rc: int, report: dict[str, Any]) -> str:
+    scores = [t["mutation_score"] for t in report.get("tasks", []) if t.get("mutation_score")]
+    run = sum(s["run"] for s in scores)
+    unrun = sum(s["not_run"] for s in scores)
+    survivors = sum(d["code"] == "ES911" for d in report.get("diagnostics", []))
+    mutant_s, all_s, _ = mutant_share(report)
+    share = mutant_s / all_s if all_s else 0.0
+    return (f"{label:<26}{seconds:8.2f} s  exit {rc}  {run:4d} mutants run, {unrun:4d} not run, "
+            f"{survivors:2d} survived (ES911); mutants {share:4.0%} of check time")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", nargs="?", default=str(ROOT / "tasks"))
+    parser.add_argument("--sandbox", default="local", choices=("local", "docker"))
+    args = parser.parse_args()
+    common = [args.suite, "--sandbox", args.sandbox, "--no-cache"]
+    lines = []
+    for label, extra in (("every mutant (default)", []), ("--mutants 12 (old default)",
+                                                           ["--mutants", "12"])):
+        with tempfile.TemporaryDirectory(prefix="endstate-bench-mutants-") as cache:
+            seconds, rc, report = run_prove_report([*common, *extra], Path(cache))
+        lines.append(_line(label, seconds, rc, report))
+    print(f"suite: {args.suite}, sandbox {args.sandbox}, full prove, no cache")
+    for line in lines:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
