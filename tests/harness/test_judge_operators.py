@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from endstate_harness.verdict import Verdict
 from tests.harness import judge_payloads as p
 from tests.harness.test_judge import backend  # noqa: F401 - the local/docker fixture
 
@@ -40,13 +41,20 @@ def _holdout(shapes: dict[str, str]) -> str:
     )
 
 
-def _outcomes(why: str) -> dict[str, str]:
+def _outcomes(verdict: Verdict) -> dict[str, str]:
+    """Each shape's outcome, as the judge's per-test evidence reports it."""
+    assert verdict.evidence is not None
     found = {}
-    for name in SHAPES:
-        marker = f"HiddenTest.test_{name}: "
-        if marker in why:
-            found[name] = why.split(marker, 1)[1].split("\n", 1)[0]
+    for record in verdict.evidence.tests:
+        name = record.id.rsplit(".test_", 1)[-1]
+        if name in SHAPES:
+            found[name] = record.outcome
     return found
+
+
+def _messages(verdict: Verdict) -> list[str]:
+    assert verdict.evidence is not None
+    return [r.message for r in verdict.evidence.tests if r.outcome != "passed"]
 
 
 def test_the_honest_end_state_passes_every_shape(backend: str, tmp_path: Path) -> None:  # noqa: F811
@@ -62,15 +70,17 @@ def test_an_object_that_answers_every_assertion_passes_none(
     verdict = p.judge(backend, task, p.ANSWERS_EVERYTHING, visible=False)
     why = p.detail(verdict)
     assert not verdict.passed
-    assert _outcomes(why) == dict.fromkeys(SHAPES, "failed"), why
-    assert why.count("compare plain values") >= len(SHAPES), why
+    assert _outcomes(verdict) == dict.fromkeys(SHAPES, "failed"), why
+    assert all("compare plain values" in m for m in _messages(verdict)), why
 
 
 def test_equality_with_a_reference_says_what_to_do(tmp_path: Path) -> None:
     task = p.make_task(tmp_path, _holdout({"equal": "self.assertEqual(add(2, 3), 5)"}))
-    why = p.detail(p.judge("local", task, p.ANSWERS_EVERYTHING))
-    assert "assertEqual was given an object of the code under test" in why, why
-    assert "compare plain values" in why and "assertIs" in why
+    verdict = p.judge("local", task, p.ANSWERS_EVERYTHING)
+    assert verdict.evidence is not None
+    (message,) = [r.message for r in verdict.evidence.tests if r.id.endswith(".test_equal")]
+    assert "assertEqual was given an object of the code under test" in message, message
+    assert "compare plain values" in message and "assertIs" in message
 
 
 SOUND = """\
