@@ -52,7 +52,9 @@ def _cap_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     except (ImportError, OSError, ValueError):
         pass  # no /proc or no rlimits here: the harness's wall clock still ends the judge
-MAX_MESSAGE = 400
+MAX_MESSAGE = 800
+"""Longest failure message kept per test (cut between words, with a count of the rest): the
+judge's own refusals say what to do instead, in about 500 characters."""
 
 
 class _Collector(unittest.TestResult):
