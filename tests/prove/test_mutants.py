@@ -171,6 +171,14 @@ def test_es912_visible_tests_green_on_fixture(tmp_path: Path, cache: Path) -> No
     rc, data, _ = prove(str(task), "--only", "visible", cache=cache)
     assert rc == 0 and codes(data) == ["ES912"]  # a warning: exit 0
     assert data["diagnostics"][0]["severity"] == "warning"
+    said = data["diagnostics"][0]["message"]
+    assert said.startswith(
+        "passes before any work: the visible tests (tests/test_chunk.py) "
+        "already pass on the untouched fixture, so the agent has no failing test to reproduce. "
+        "Fix: "
+    ), said
+    # each thing said once: the outcome, which tests, the fix
+    assert said.count("already pass") == 1 and said.count("fixture/") == 1, said
     rc, data, _ = prove(str(task), "--only", "visible", "--strict", cache=cache)
     assert rc == 1 and data["diagnostics"][0]["severity"] == "error"
     # near-miss: the guide's fixture ships the failing test
