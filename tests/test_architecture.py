@@ -353,7 +353,10 @@ def test_graph_of_a_synthetic_package(tmp_path: Path) -> None:
         "pkg.sub": set(),
         "pkg.sub.d": {"pkg.c"},
     }
-    assert sorted(find_cycles(graph)) == [["pkg.a", "pkg.b", "pkg.a"], ["pkg.c", "pkg.sub.d", "pkg.c"]]
+    assert sorted(find_cycles(graph)) == [
+        ["pkg.a", "pkg.b", "pkg.a"],
+        ["pkg.c", "pkg.sub.d", "pkg.c"],
+    ]
 
 
 def test_a_deferred_import_can_close_a_cycle(tmp_path: Path) -> None:

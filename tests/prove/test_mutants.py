@@ -148,7 +148,9 @@ def test_mutation_score_in_sarif_and_github(tmp_path: Path, cache: Path) -> None
     base = [sys.executable, "-m", "endstate_author", "prove", "--sandbox", "local",
             "--only", "mutants", "--mutants", "3", str(task)]  # fmt: skip
     sarif = subprocess.run([*base, "-o", "sarif"], capture_output=True, text=True, env=env)
-    scores = json.loads(sarif.stdout)["runs"][0]["properties"]["mutationScores"]
+    properties = json.loads(sarif.stdout)["runs"][0]["properties"]
+    assert properties["sandbox"]["kind"] == "local"  # where the checks ran
+    scores = properties["mutationScores"]
     assert scores["fix-chunk-off-by-one"]["run"] == 3
     github = subprocess.run([*base, "-o", "github"], capture_output=True, text=True, env=env)
     assert "::notice title=mutation score fix-chunk-off-by-one::mutation score" in github.stdout

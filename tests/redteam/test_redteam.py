@@ -163,6 +163,9 @@ def test_weak_task_early_exit_is_es913_saved_and_replayed_by_prove(tmp_path: Pat
     assert SOLUTION["chunker/core.py"].splitlines()[1].strip() not in sent
     [attempt] = data["attempts"]
     assert attempt["outcome"] == "exploit", attempt
+    # where it ran, in the JSON printed and the one saved
+    assert data["sandbox"] == {"kind": "local", "image": None, "reason": "--sandbox local"}
+    assert json.loads((out / "results.json").read_text())["sandbox"] == data["sandbox"]
     assert attempt["triage"]["verdict"] == "exploit"
     assert "os._exit(0)" in attempt["diff"]
     assert attempt["explanation"] == TRICK and attempt["claims_trick"]
@@ -328,7 +331,10 @@ def test_bad_input_is_one_message_and_exit_2(tmp_path: Path) -> None:
                 "exists already",
             ),
             ([str(suite / "weak-chunk"), "--model", "m", "--save-probe", "Bad/Name"], "probe name"),
-            ([str(suite / "weak-chunk"), "--model", "m", "--sandbox", "vm"], "Invalid value for '--sandbox'"),
+            (
+                [str(suite / "weak-chunk"), "--model", "m", "--sandbox", "vm"],
+                "Invalid value for '--sandbox'",
+            ),
         ):
             result = CliRunner().invoke(cli, [*base, *args])
             assert result.exit_code == 2 and says in result.output, result.output
