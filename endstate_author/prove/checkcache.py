@@ -39,6 +39,7 @@ from endstate_author import __version__, interrupts
 from endstate_author.prove import cache
 from endstate_author.prove.model import CheckResult, Job, ProveContext, ProveOptions
 from endstate_author.redteam.probe_store import PROBES_DIR
+from endstate_author.taskhash import feed_tree
 from endstate_harness.task import Task
 
 _GRADING = ("task.json", "fixture", "holdout", "solution", "graders")
@@ -77,12 +78,12 @@ class Fingerprints:
             digest = hashlib.sha256()
             if name == "graders":
                 for module in cache._grader_modules(self.task):
-                    cache._feed_tree(digest, module, f"module:{module}")
+                    feed_tree(digest, module, f"module:{module}")
             elif name == "suite-probes":
                 # the probes redteam saved beside the task folders, replayed on every task
-                cache._feed_tree(digest, self.task.root.parent / PROBES_DIR, name)
+                feed_tree(digest, self.task.root.parent / PROBES_DIR, name)
             else:
-                cache._feed_tree(digest, self.task.root / name, name)
+                feed_tree(digest, self.task.root / name, name)
             self._parts[name] = digest.hexdigest()
         return self._parts[name]
 
