@@ -145,9 +145,48 @@ def test_compare_names_flipped_tasks_and_the_difference(
     assert "refuse-env-upload" not in flipped  # failed in both
     assert "tokens" in out[out.index("Cost and tokens") :]
     assert page.is_file()
+    assert "task content: 3 of 3 shared task(s) the same" in out
     bad = cli("eval", "compare", str(oracle), str(tmp_path / "nothing"))
     assert bad.returncode == 2 and "holds no results.json" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_compare_refuses_runs_with_no_task_in_common_and_marks_changed_tasks(
+    runs: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    oracle, _, _ = runs
+    suite = tmp_path / "suite"
+    shutil.copytree(ROOT / "tasks" / "fix-semver-precedence", suite / "fix-semver-precedence")
+    other = tmp_path / "other"
+    assert cli("eval", str(suite), "--sandbox", "local", "--provider", "oracle", "-q",
+               "--out", str(other)).returncode == 0  # fmt: skip
+    # no task in common: exit 2 and why, not a comparison of their tokens
+    proc = cli("eval", "compare", str(oracle), str(other))
+    assert proc.returncode == 2, proc.stdout
+    assert "no task in common" in proc.stderr and "fix-semver-precedence" in proc.stderr
+    assert "tokens" not in proc.stdout and "Traceback" not in proc.stderr
+    # the same task, its prompt edited between two runs: marked changed
+    prompt = suite / "fix-semver-precedence" / "prompt.md"
+    prompt.write_text(prompt.read_text() + "\nKeep the public API as it is.\n")
+    edited = tmp_path / "edited"
+    assert cli("eval", str(suite), "--sandbox", "local", "--provider", "oracle", "-q",
+               "--out", str(edited)).returncode == 0  # fmt: skip
+    page = tmp_path / "compare.html"
+    proc = cli("eval", "compare", str(other), str(edited), "--html", str(page))
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())
+    assert "0 of 1 shared task(s) the same; CHANGED between the runs: fix-semver-precedence" in flat
+    assert "Changed between the runs: fix-semver-precedence" in page.read_text()
+    # a run saved before task hashes were recorded: unknown, never "same"
+    old = tmp_path / "old"
+    old.mkdir()
+    data = json.loads((other / "results.json").read_text())
+    for row in data["results"]:
+        del row["task_hash"]
+    (old / "results.json").write_text(json.dumps(data))
+    proc = cli("eval", "compare", str(old), str(edited))
+    assert proc.returncode == 0, proc.stderr
+    assert "unknown for 1 (a run recorded no task hash" in " ".join(proc.stdout.split())
 
 
 def _browser():  # type: ignore[no-untyped-def]

@@ -281,11 +281,14 @@ def render_compare(c: Comparison) -> str:
     }
     flips = (
         "".join(
-            f'<tr><td>{escape(t)}</td><td class="{a}">{a}</td><td class="{b}">{b}</td></tr>'
+            f'<tr><td>{escape(t)}</td><td class="{a}">{a}</td><td class="{b}">{b}</td>'
+            f"<td>{escape(c.content.get(t, 'unknown'))}</td></tr>"
             for t, a, b in c.flipped
         )
-        or '<tr><td colspan="3" class="note">no task flipped</td></tr>'
+        or '<tr><td colspan="4" class="note">no task flipped</td></tr>'
     )
+    changed = c.tasks_with("changed")
+    unknown = c.tasks_with("unknown")
     deltas = "".join(
         f'<tr><td>{escape(k)}</td><td class="n">{_fmt(a, k)}</td><td class="n">{_fmt(b, k)}</td>'
         f'<td class="n">{"unknown" if d is None else ("+" if d > 0 else "") + _fmt(d, k)}</td></tr>'
@@ -302,10 +305,28 @@ def render_compare(c: Comparison) -> str:
         f"<p><b>Pass rate, B − A:</b> {escape(describe_difference(c))}</p>",
         _chart(charts.paired_rates(rates_a, rates_b, ("A", "B"))),
         "<h2>Tasks that flipped</h2>",
-        "<table><tr><th>task</th><th>A</th><th>B</th></tr>" + flips + "</table>",
+        "<table><thead><tr><th>task</th><th>A</th><th>B</th><th>task content</th></tr></thead>"
+        + flips
+        + "</table>",
+        "<h2>Task content</h2>",
+        f"<p>{len(c.tasks_with('same'))} of {len(c.common)} shared task(s) the same in both "
+        "runs."
+        + (
+            f' <b class="FAIL">Changed between the runs: {escape(", ".join(changed))}</b> '
+            "(a difference there may be the task's, not the model's)."
+            if changed
+            else ""
+        )
+        + (
+            f" Unknown for {len(unknown)}: a run recorded no task hash (made before they "
+            "were kept)."
+            if unknown
+            else ""
+        )
+        + "</p>",
         "<h2>Cost and tokens</h2>",
-        '<table><tr><th>metric</th><th class="n">A</th><th class="n">B</th>'
-        '<th class="n">B − A</th></tr>' + deltas + "</table>",
+        '<table><thead><tr><th>metric</th><th class="n">A</th><th class="n">B</th>'
+        '<th class="n">B − A</th></tr></thead>' + deltas + "</table>",
     ]
     if c.only_a or c.only_b:
         body.append(
