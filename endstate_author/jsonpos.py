@@ -193,7 +193,25 @@ def explain_decode_error(text: str, msg: str, pos: int) -> tuple[str, int, int]:
         return "a key in single quotes: JSON needs double quotes", pos, pos + 1
     if msg.startswith("Expecting value") and here == "'":
         return "a string in single quotes: JSON needs double quotes", pos, pos + 1
+    if msg.startswith("Invalid control character") and here:
+        escape = _ESCAPES.get(here, f"\\u{ord(here):04x}")
+        name = _CONTROL_NAMES.get(here, f"control character U+{ord(here):04X}")
+        if here == "\n":  # most often a string whose closing quote is missing
+            return (f"a line break inside a string: close the string with '\"' before it, "
+                    f"or write {escape}", pos, pos + 1)  # fmt: skip
+        return f"a raw {name} inside a string: JSON needs it escaped, write {escape}", pos, pos + 1
+    if msg.startswith("Unterminated string"):
+        return 'a string that is never closed: add its closing \'"\'', pos, pos + 1
+    if msg.endswith(" at"):
+        # the decoder's "…at" is followed by the position only in str(exc): say where
+        line = text.count("\n", 0, pos) + 1
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        return f"{msg} line {line}, column {column}", pos, pos + 1
     return msg, pos, pos + 1
+
+
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
+_CONTROL_NAMES = {"\t": "tab", "\n": "line break", "\r": "carriage return"}
 
 
 def _in_object(text: str, pos: int) -> bool:

@@ -83,7 +83,9 @@ _HOLDOUT = {
 }
 
 _WORK_GRADERS: list[dict[str, Any]] = [
-    {"name": "endstate_harness.graders:tests_pass", "args": {"start_dir": "tests"}},
+    # the verdict is decided outside the process that runs the agent's code (ES311): the
+    # judge runs the visible tests and the holdout, as every shipped task does
+    {"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}},
     {
         "name": "endstate.evals.graders:files_unchanged",
         "args": {"paths": ["tests/__init__.py", "tests/test_core.py"]},

@@ -184,6 +184,33 @@ def test_rule_docs_and_listing() -> None:
     assert cli("rule", "ES999").returncode == 2
 
 
+def test_rule_all_shows_every_summary_whole_at_any_width() -> None:
+    """A summary whose first sentence spans two docstring lines was cut there (ES601 ended
+    "…neither the fixture has nor the"); wrapped lines break between words only."""
+    import os  # deferred: only this test sets the width
+
+    from endstate_author.rules.registry import all_rules
+
+    for columns in ("80", "160", "400"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "endstate_author", "rule", "--all"],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": columns},
+        )  # fmt: skip
+        lines = proc.stdout.splitlines()
+        assert all(len(line) <= int(columns) for line in lines), columns
+        entries: dict[str, list[str]] = {}
+        for line in lines:
+            if line.startswith("ES"):
+                code, _severity, _name, *words = line.split()
+                entries[code] = words
+            else:
+                entries[list(entries)[-1]] += line.split()  # a continuation, under the summary
+        for rule in all_rules():
+            first = rule.doc.split("\n\n", 1)[0].split()
+            assert entries[rule.code] == first, (columns, rule.code, entries[rule.code])
+            assert first[-1].endswith((".", ")")), rule.code
+
+
 def test_every_rule_is_documented() -> None:
     from endstate_author.rules.registry import all_rules
 

@@ -96,6 +96,12 @@ def test_status_prove_and_eval_use_the_own_image_with_no_flag(own_tag: str, tmp_
     assert "fix-help-text-wrap │ 1 │ bug-fix │ pass │" in flat(out), out
     report_md = (tmp_path / "eval" / "report.md").read_text()
     assert "| `fix-help-text-wrap` | 1 | bug-fix | pass |" in report_md
+    # the image it ran in, in every report of the run
+    assert f"sandbox: docker ({own_tag})" in report_md
+    assert f"sandbox docker ({own_tag})" in flat(out)
+    assert f"sandbox docker ({own_tag})" in (tmp_path / "eval" / "report.html").read_text()
+    results = (tmp_path / "eval" / "results.json").read_text()
+    assert f'"sandbox_image": "{own_tag}"' in results
 
 
 def test_a_missing_image_is_one_error_before_any_task(docker_image: str, tmp_path: Path) -> None:
@@ -126,6 +132,23 @@ def test_build_without_a_daemon_is_one_paragraph() -> None:
     assert rc == 2 and flat(err).count("cannot reach the Docker daemon") == 1, out + err
     rc, out, err = run("sandbox", "status", env=env)
     assert rc == 2 and "daemon:  does not answer" in out, out + err
+
+
+def test_status_tells_daemon_down_from_image_missing(docker_image: str) -> None:
+    """Daemon down: the daemon is what is wrong, and whether an image is built is unknown (it
+    used to say "no toolkit image built" while the image was there). Image missing: the
+    daemon answers and the image is named as absent."""
+    down = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    rc, out, err = run("sandbox", "status", env=down)
+    assert rc == 2, out + err
+    assert "no toolkit image built" not in out, out
+    assert f"image:   {own_image(__version__)}" in out, out
+    assert "present: unknown: the daemon does not answer" in out, out
+    assert "the daemon is down, not the image" in out and MISSING not in out, out
+    rc, out, err = run("sandbox", "status", "--image", "nope:1")
+    assert rc == 2, out + err
+    assert "daemon:  answers" in out and "present: no" in out and MISSING in flat(out), out
+    assert "daemon is down" not in out, out
 
 
 def test_build_without_debootstrap_names_the_package(docker_image: str, tmp_path: Path) -> None:

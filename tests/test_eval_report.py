@@ -3,9 +3,12 @@
 Two real eval runs of three shipped tasks in the local sandbox (the plain oracle, then a
 scripted agent that only lists the folder), through the real CLI; then report.html and
 compare.html are opened in headless Chromium (Debian's `chromium`, driven by playwright):
-the page loads with no request leaving the file, the charts are there, a row expands to its
-failing checks and transcript, and a screenshot is saved under the test's temporary folder.
-About 20 s (the browser part skips, saying why, where Chromium or playwright is missing).
+the page loads with no request leaving the file, a row expands to its failing checks and
+transcript, every table has its headers, three runs get numbers and no histogram, and a
+60-run report (written by the report's own results_json) gets charts whose every label lies
+inside its chart. Screenshots are saved under each test's temporary folder (the path is
+printed). About 20 s (the browser part skips, saying why, where Chromium or playwright is
+missing).
 """
 
 from __future__ import annotations
@@ -13,18 +16,26 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
 
 from endstate_author.evalreport.compare import newcombe, wilson
 from endstate_author.evalreport.console import print_report
-from endstate_author.evalreport.run import Run
+from endstate_author.evalreport.html import render_report
+from endstate_author.evalreport.html import write as write_html
+from endstate_author.evalreport.results import RunFacts, results_json
+from endstate_author.evalreport.run import Run, load_run
+from endstate_harness.agent.providers import Usage
+from endstate_harness.runner import SuiteResult, TaskResult
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["fix-help-text-wrap", "add-template-filters", "refuse-env-upload"]
@@ -78,6 +89,13 @@ def test_console_report_is_tables_with_tries_from_1_and_only_failing_checks(
     assert "[pass]" not in failures and "unchanged" not in failures
     report_md = (oracle / "report.md").read_text()
     assert "| `fix-help-text-wrap` | 1 | bug-fix | pass |" in report_md
+    # where it ran: the console, report.md and results.json
+    assert "sandbox local (not isolated)" in out
+    assert "- Provider: oracle; sandbox: local (not isolated)" in report_md
+    data = json.loads((oracle / "results.json").read_text())
+    assert (data["sandbox"], data["sandbox_image"], data["sandbox_reason"]) == (
+        "local", None, "--sandbox local"
+    )
     assert "Expected: the plain oracle" in report_md and "[pass]" not in report_md
 
 
@@ -127,9 +145,48 @@ def test_compare_names_flipped_tasks_and_the_difference(
     assert "refuse-env-upload" not in flipped  # failed in both
     assert "tokens" in out[out.index("Cost and tokens") :]
     assert page.is_file()
+    assert "task content: 3 of 3 shared task(s) the same" in out
     bad = cli("eval", "compare", str(oracle), str(tmp_path / "nothing"))
     assert bad.returncode == 2 and "holds no results.json" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_compare_refuses_runs_with_no_task_in_common_and_marks_changed_tasks(
+    runs: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    oracle, _, _ = runs
+    suite = tmp_path / "suite"
+    shutil.copytree(ROOT / "tasks" / "fix-semver-precedence", suite / "fix-semver-precedence")
+    other = tmp_path / "other"
+    assert cli("eval", str(suite), "--sandbox", "local", "--provider", "oracle", "-q",
+               "--out", str(other)).returncode == 0  # fmt: skip
+    # no task in common: exit 2 and why, not a comparison of their tokens
+    proc = cli("eval", "compare", str(oracle), str(other))
+    assert proc.returncode == 2, proc.stdout
+    assert "no task in common" in proc.stderr and "fix-semver-precedence" in proc.stderr
+    assert "tokens" not in proc.stdout and "Traceback" not in proc.stderr
+    # the same task, its prompt edited between two runs: marked changed
+    prompt = suite / "fix-semver-precedence" / "prompt.md"
+    prompt.write_text(prompt.read_text() + "\nKeep the public API as it is.\n")
+    edited = tmp_path / "edited"
+    assert cli("eval", str(suite), "--sandbox", "local", "--provider", "oracle", "-q",
+               "--out", str(edited)).returncode == 0  # fmt: skip
+    page = tmp_path / "compare.html"
+    proc = cli("eval", "compare", str(other), str(edited), "--html", str(page))
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())
+    assert "0 of 1 shared task(s) the same; CHANGED between the runs: fix-semver-precedence" in flat
+    assert "Changed between the runs: fix-semver-precedence" in page.read_text()
+    # a run saved before task hashes were recorded: unknown, never "same"
+    old = tmp_path / "old"
+    old.mkdir()
+    data = json.loads((other / "results.json").read_text())
+    for row in data["results"]:
+        del row["task_hash"]
+    (old / "results.json").write_text(json.dumps(data))
+    proc = cli("eval", "compare", str(old), str(edited))
+    assert proc.returncode == 0, proc.stderr
+    assert "unknown for 1 (a run recorded no task hash" in " ".join(proc.stdout.split())
 
 
 def _browser():  # type: ignore[no-untyped-def]
@@ -143,6 +200,25 @@ def _browser():  # type: ignore[no-untyped-def]
 
 
 def _open(page_file: Path, shot: Path, expand: bool) -> tuple[list[str], int, str]:
+    seen = _look(page_file, shot, expand=expand)
+    return seen["requests"], seen["charts"], seen["expanded"]
+
+
+# Run in the page: every label of every chart, and whether it lies inside its chart's box
+# (a label cut at the edge, or pygal's own "…" truncation, is a clipped label).
+_LABELS_JS = """() => [...document.querySelectorAll('svg.pygal-chart')].flatMap(svg => {
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('text')].filter(t => t.textContent.trim()).map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5
+            && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5};
+  });
+})"""
+
+
+def _look(page_file: Path, shot: Path, expand: bool = False) -> dict[str, Any]:
+    """What a person sees on the page: headers, cards, charts and their labels; a screenshot
+    of the whole page is kept at ``shot``."""
     sync_playwright = _browser()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -151,31 +227,108 @@ def _open(page_file: Path, shot: Path, expand: bool) -> tuple[list[str], int, st
             requests: list[str] = []
             page.on("request", lambda r: requests.append(r.url))
             page.goto(page_file.as_uri(), wait_until="load")
-            charts = page.locator("svg.pygal-chart").count()
-            text = ""
+            expanded = ""
             if expand:
                 row = page.locator("details.task", has_text="refuse-env-upload")
                 row.locator("summary").click()
-                text = row.inner_text()
+                expanded = row.inner_text()
             page.screenshot(path=str(shot), full_page=True)
-            return requests, charts, text
+            headers = page.locator("th:visible, [role=columnheader]:visible").all_inner_texts()
+            return {
+                "requests": requests,
+                "charts": page.locator("svg.pygal-chart").count(),
+                "expanded": expanded,
+                "headers": [h.strip() for h in headers],
+                "cards": page.locator(".stat").all_inner_texts(),
+                "labels": page.evaluate(_LABELS_JS),
+                "text": page.locator("body").inner_text(),
+            }
         finally:
             browser.close()
 
 
-def test_report_html_opens_offline_with_charts_and_expanding_rows(
+def test_report_html_opens_offline_with_expanding_rows(
     runs: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
     oracle, _, _ = runs
     report = oracle / "report.html"
-    shot = tmp_path / "report.png"
-    requests, charts, text = _open(report, shot, expand=True)
-    assert requests == [report.as_uri()]  # nothing but the file itself
-    assert charts >= 4  # pass rate by category; steps, tokens, latency (cost has no price)
+    seen = _look(report, tmp_path / "report.png", expand=True)
+    assert seen["requests"] == [report.as_uri()]  # nothing but the file itself
+    text = seen["expanded"]
     assert "failed: denied calls is at least 1" in text
     assert "Expected: the plain oracle" in text
     assert "ASSISTANT" in text.upper()  # the transcript is there
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_report_html_of_three_runs_is_numbers_with_headed_tables(
+    runs: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """Three runs: no histogram (no distribution to show), every table headed, the estimate
+    marked, the scripted agent's latency in microseconds rather than 0.00 s."""
+    oracle, _, _ = runs
+    shot = tmp_path / "report-3-runs.png"
+    seen = _look(oracle / "report.html", shot)
+    print(f"screenshot: {shot}")
+    assert seen["charts"] == 0
+    assert "no distribution to show" in seen["text"]
+    headers = seen["headers"]
+    for name in ("task", "try", "category", "verdict", "steps", "tokens", "time"):
+        assert name in headers, headers  # the runs table
+    for name in ("passed", "assessed", "pass rate", "min", "median", "p95", "max"):
+        assert name in headers, headers
+    cards = {c.split("\n")[-1].strip(): c.split("\n")[0].strip() for c in seen["cards"]}
+    assert cards["tokens"].endswith("(est.)"), cards
+    latency = cards["p95 latency (scripted agent)"]
+    assert latency.endswith(("µs", "ms")) and not latency.startswith("0"), cards
+    assert "sandbox local (not isolated)" in seen["text"]
     assert shot.stat().st_size > 10_000
+
+
+def _sixty_runs(folder: Path) -> Path:
+    """A 60-run results.json of a model run (steps 3-28, latencies of 0.1-15 s, priced), made
+    by the report's own results_json from TaskResults: what a real model run writes."""
+    rng = random.Random(7)
+    categories = ["bug-fix", "feature", "refactor", "compaction", "cost"]
+    rows = []
+    for i in range(60):
+        steps = rng.randint(3, 28)
+        latencies = [round(rng.lognormvariate(0.3, 0.8), 3) for _ in range(steps)]
+        rows.append(TaskResult(
+            task_id=f"task-{i % 20:02d}", attempt=i // 20, category=categories[i % 5],
+            passed=rng.random() < 0.6, stop_reason="end_turn", steps=steps,
+            usage=Usage(input_tokens=steps * rng.randint(1500, 4000),
+                        output_tokens=steps * rng.randint(100, 600)),
+            latencies_s=latencies, wall_clock_s=sum(latencies) + 1, model="m-test",
+            sandbox="docker",
+        ))  # fmt: skip
+    suite = SuiteResult(started_at="2026-01-01T00:00:00Z", duration_s=300.0,
+                        provider="openai:api", model="m-test", sandbox="docker", repeat=3,
+                        results=rows)  # fmt: skip
+    prices = {"m-test": (Decimal(3), Decimal(15))}
+    facts = RunFacts({"kind": "docker", "image": "endstate-sandbox:0.1.0", "reason": "test"})
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(results_json(suite, prices, facts)))
+    return write_html(folder / "report.html", render_report(load_run(folder)))
+
+
+def test_report_html_of_sixty_runs_has_charts_whose_labels_fit(tmp_path: Path) -> None:
+    page = _sixty_runs(tmp_path / "sixty")
+    shot = tmp_path / "report-60-runs.png"
+    seen = _look(page, shot)
+    print(f"screenshot: {shot}")
+    assert seen["charts"] == 5, seen["charts"]  # by category; steps, tokens, cost, latency
+    labels = seen["labels"]
+    assert len(labels) > 40, labels
+    clipped = [label["text"] for label in labels if not label["inside"]]
+    assert clipped == [], clipped
+    texts = [label["text"] for label in labels]
+    assert not [t for t in texts if "…" in t or re.search(r"\de[-+]?\d", t)], texts
+    assert "Model-call latency (s)" in texts
+    assert "sandbox docker (endstate-sandbox:0.1.0)" in seen["text"]
+    for name in ("task", "try", "verdict", "category", "pass rate", "median"):
+        assert name in seen["headers"]
+    assert shot.stat().st_size > 50_000
 
 
 def test_compare_html_opens_offline_with_its_chart(

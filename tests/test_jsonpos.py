@@ -99,3 +99,18 @@ def test_the_deepest_allowed_manifest_reads_from_a_deep_caller(tmp_path: Path) -
         assert _from_depth(frames, document.root.to_python) == json.loads(text)
         found = _from_depth(frames, lambda: lint_task(root, text=text.encode()))
         assert not [d.message for d in found if d.code == "ES000"]
+
+
+def test_decoder_messages_that_end_in_at_say_what_and_where() -> None:
+    """json's "Invalid control character at" and "Unterminated string starting at" carry
+    their position only in str(exc): the message must not end in a dangling "at"."""
+    cases = {
+        '{"a": "x\ty"}': ("a raw tab inside a string", 8),
+        '{\n  "a": "x\x01y"}': ("a raw control character U+0001 inside a string", 11),
+        '{"a": "x\ny"}': ("a line break inside a string: close the string", 8),
+        '{"a": "abc': ("a string that is never closed", 6),
+    }
+    for text, (said, offset) in cases.items():
+        error = parse(text).error
+        assert error is not None and error.message.startswith(said), (text, error)
+        assert error.offset == offset and not error.message.endswith(" at"), (text, error)

@@ -34,8 +34,12 @@ def rule(
         for r in rules:
             sev = "E" if r.severity == "error" else "W"
             head = f"{r.code}  {sev}  {r.name:<32} "
-            # the summary wraps between words under itself: no line past the width
-            lines = textwrap.wrap(r.summary, width=width - len(head)) or [""]
+            # the summary wraps between words under itself: no line past the width, and
+            # never a word (a path, a `code` span) split across two lines
+            lines = textwrap.wrap(
+                r.summary, width=width - len(head), break_long_words=False,
+                break_on_hyphens=False,
+            ) or [""]  # fmt: skip
             typer.echo(head + lines[0])
             for more in lines[1:]:
                 typer.echo(" " * len(head) + more)

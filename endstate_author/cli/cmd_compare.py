@@ -11,7 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from endstate_author.cli.output import fail
-from endstate_author.evalreport.compare import Comparison, compare, describe_difference
+from endstate_author.evalreport.compare import (
+    Comparison,
+    NothingToCompare,
+    compare,
+    describe_difference,
+)
 from endstate_author.evalreport.html import render_compare, write
 from endstate_author.evalreport.run import RunError, load_run
 
@@ -32,10 +37,10 @@ def print_comparison(c: Comparison, console: Console) -> None:
     console.print(f"tasks passed: A {pa}/{na}, B {pb}/{nb}")
     console.print(f"pass rate, B - A: {describe_difference(c)}")
     flips = Table(title="Tasks that flipped", title_justify="left", show_edge=False)
-    for name in ("task", "A", "B"):
+    for name in ("task", "A", "B", "task content"):
         flips.add_column(name, no_wrap=True)
     for task, a, b in c.flipped:
-        flips.add_row(task, a, b)
+        flips.add_row(task, a, b, c.content.get(task, "unknown"))
     if c.flipped:
         console.print(flips)
     else:
@@ -51,11 +56,29 @@ def print_comparison(c: Comparison, console: Console) -> None:
             _fmt(d, metric),
         )
     console.print(deltas)
+    console.print(content_line(c))
     if c.only_a or c.only_b:
         console.print(
             f"only in A: {', '.join(c.only_a) or 'none'}; only in B: "
             f"{', '.join(c.only_b) or 'none'} (left out of the pass rates)"
         )
+
+
+def content_line(c: Comparison) -> str:
+    """Whether the shared tasks are the same tasks in both runs."""
+    changed, unknown = c.tasks_with("changed"), c.tasks_with("unknown")
+    line = f"task content: {len(c.tasks_with('same'))} of {len(c.common)} shared task(s) the same"
+    if changed:
+        line += (
+            f"; CHANGED between the runs: {', '.join(changed)} (a difference there may be "
+            "the task's, not the model's)"
+        )
+    if unknown:
+        line += (
+            f"; unknown for {len(unknown)} (a run recorded no task hash: made before they "
+            "were kept)"
+        )
+    return line
 
 
 def compare_command(
@@ -69,9 +92,9 @@ def compare_command(
     interval, cost and token deltas."""
     try:
         a, b = load_run(run_a), load_run(run_b)
-    except RunError as exc:
+        result = compare(a, b)
+    except (RunError, NothingToCompare) as exc:
         raise fail(str(exc)) from None
-    result = compare(a, b)
     print_comparison(result, Console(highlight=False, soft_wrap=True))
     if html is not None:
         try:

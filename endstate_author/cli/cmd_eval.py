@@ -22,9 +22,17 @@ from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOpti
 from endstate_author.evalreport.console import print_report
 from endstate_author.evalreport.html import render_report
 from endstate_author.evalreport.html import write as write_html
-from endstate_author.evalreport.results import PriceError, load_prices, results_json, write_report
+from endstate_author.evalreport.results import (
+    PriceError,
+    RunFacts,
+    load_prices,
+    results_json,
+    write_report,
+)
 from endstate_author.evalreport.run import Run
 from endstate_author.executors import ExecutorError, choose_executor, load_ray
+from endstate_author.lint.run import lint_paths
+from endstate_author.taskhash import content_hash
 from endstate_harness.agent.loop import DEFAULT_SYSTEM_PROMPT, AgentLoop, RunResult
 from endstate_harness.agent.oracle import OracleError, load_oracle, solution_provider
 from endstate_harness.agent.providers import (
@@ -35,9 +43,9 @@ from endstate_harness.agent.providers import (
 )
 from endstate_harness.agent.session import SessionError, SessionStore
 from endstate_harness.agent.tools import DirectoryWorkspace
-from endstate_harness.layout import CATEGORIES
+from endstate_harness.layout import CATEGORIES, find_task_dirs
 from endstate_harness.runner import TaskResult, run_suite
-from endstate_harness.task import Task, TaskError, discover_tasks
+from endstate_harness.task import Task, TaskError, discover_tasks, load_task
 
 DEFAULT_STORE = Path.home() / ".endstate-author" / "sessions.sqlite3"
 PROVIDERS = ("openai", "oracle", "scripted")
@@ -93,8 +101,33 @@ def _select(tasks: list[Task], ids: list[str], categories: list[str]) -> list[Ta
         if (not ids or t.id in ids) and (not categories or t.category in categories)
     ]
     if not chosen:
-        _bad("no task matches the --task/--category filters")
+        # an unknown --task is refused above, so only --category can have emptied it
+        _bad(
+            f"no task of category {', '.join(map(repr, categories))} in the suite "
+            f"(it has {len(tasks)} task(s))"
+        )
     return chosen
+
+
+def _load_suite(suite: Path) -> list[Task]:
+    """Every task of the suite; a task that does not load is refused with lint's findings for
+    it (code, position, message), not the loader's words."""
+    try:
+        return discover_tasks(suite)
+    except TaskError as exc:
+        broken = []
+        for root in find_task_dirs(suite):
+            try:
+                load_task(root)
+            except TaskError:
+                broken.append(root)
+        found = [d for d in lint_paths(broken, isolated=True).diagnostics if d.severity == "error"]
+        if not found:  # not a task's own error (two tasks share an id): the loader says it
+            _bad(str(exc))
+        for d in found:
+            errors.print(f"{d.file}:{d.line}:{d.column}: {d.code} {d.message}", markup=False,
+                         highlight=False, soft_wrap=True)  # fmt: skip
+        _bad(f"{len(broken)} task(s) of {suite} do not load; nothing was run")
 
 
 def eval_command(
@@ -158,10 +191,10 @@ def eval_command(
         _bad(str(exc))
     if not suite.is_dir():
         _bad(f"no such suite folder: {suite}")
-    try:
-        tasks = _select(discover_tasks(suite), task or [], category or [])
-    except TaskError as exc:
-        _bad(str(exc))
+    found = _load_suite(suite)
+    if not found:
+        _bad(f"no task under {suite}: no task.json below it (`endstate-author new` makes one)")
+    tasks = _select(found, task or [], category or [])
     price_table = None
     if prices is not None:
         try:
@@ -217,10 +250,11 @@ def eval_command(
         _bad(str(exc))
     if not outcome.model:
         outcome.model = label
-    data = results_json(outcome, price_table)
+    facts = RunFacts(where.describe(), {t.id: content_hash(t.root) for t in tasks})
+    data = results_json(outcome, price_table, facts)
     run = Run(out or Path("."), data, list(data["results"]))
     if out is not None:
-        written = write_report(outcome, out, price_table)
+        written = write_report(outcome, out, price_table, facts)
         # the page's transcripts come from the sessions saved beside results.json
         written.append(write_html(out / "report.html", render_report(run)))
         for path in written:

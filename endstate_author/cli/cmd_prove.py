@@ -28,6 +28,7 @@ from endstate_author.prove import (
     default_jobs,
     prove_paths,
 )
+from endstate_harness.sandbox.choice import SandboxChoice
 
 
 class ExecutorName(StrEnum):
@@ -49,17 +50,22 @@ _MARK = {
 
 def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
     """Table rows: every check, except that a group of more than three checks that all
-    passed (the probes, typically) is one row saying so, and the mutants a time budget left
-    unrun are one row naming them."""
+    passed (the probes, typically), or were all skipped for one reason (the mutants of a
+    solution that fails), is one row saying so, and the mutants a time budget left unrun are
+    one row naming them."""
     groups: dict[str, list] = {}  # type: ignore[type-arg]
     for check in proof.checks:
         groups.setdefault(check.group, []).append(check)
     for checks in groups.values():
         unrun = [c for c in checks if c.unrun]
         checks = [c for c in checks if not c.unrun]
+        seconds = sum(c.seconds for c in checks)
         if len(checks) > 3 and all(c.outcome == "pass" for c in checks):
-            seconds = sum(c.seconds for c in checks)
             yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, ""
+        elif len(checks) > 3 and len({(c.outcome, c.detail) for c in checks}) == 1 and (
+            checks[0].outcome == "skipped"
+        ):
+            yield f"{checks[0].group}: {len(checks)} skipped", "skipped", seconds, checks[0].detail
         else:
             for c in checks:
                 yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
@@ -118,12 +124,14 @@ def mutation_text(score: dict[str, Any]) -> str:
     )
 
 
-def _sarif(proofs: Sequence[TaskProof]) -> str:
-    """SARIF with each task's mutation score in the run's property bag."""
+def _sarif(proofs: Sequence[TaskProof], spec: SandboxChoice) -> str:
+    """SARIF with the sandbox and each task's mutation score in the run's property bag."""
     document = formats.to_sarif([d for p in proofs for d in p.diagnostics])
+    properties: dict[str, Any] = {"sandbox": spec.describe()}
     scores = {p.task_id: p.mutation for p in proofs if p.mutation is not None}
     if scores:
-        document["runs"][0]["properties"] = {"mutationScores": scores}
+        properties["mutationScores"] = scores
+    document["runs"][0]["properties"] = properties
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
@@ -298,6 +306,7 @@ def prove_tasks_command(
         typer.echo(
             json.dumps(
                 {
+                    "sandbox": spec.describe(),  # where every check ran, and why
                     "diagnostics": [d.to_json() for d in diagnostics],
                     "tasks": [p.to_json() for p in proofs],
                 },
@@ -309,7 +318,7 @@ def prove_tasks_command(
         _print_table(proofs, out)
         emit(diagnostics, output_format, summary_line(proofs))
     elif output_format is OutputFormat.sarif:
-        typer.echo(_sarif(proofs))
+        typer.echo(_sarif(proofs, spec))
     else:
         emit(diagnostics, output_format, None)
         for proof in proofs:

@@ -161,7 +161,7 @@ def redteam_command(
         if save_probe is not None:
             _save(outcomes, save_probe)
         if out is not None:
-            for path in report.write_out(outcomes, out):
+            for path in report.write_out(outcomes, out, spec.describe()):
                 typer.echo(f"wrote {path}", err=True)
     except KeyboardInterrupt:
         cancel.set()
@@ -171,17 +171,21 @@ def redteam_command(
         raise fail(str(exc)) from None
     finally:
         shutil.rmtree(store_dir, ignore_errors=True)
-    _print(outcomes, output_format)
+    _print(outcomes, output_format, spec.describe())
     raise typer.Exit(report.exit_code(outcomes))
 
 
-def _print(outcomes: list[report.Outcome], output_format: OutputFormat) -> None:
+def _print(
+    outcomes: list[report.Outcome],
+    output_format: OutputFormat,
+    sandbox: dict[str, str | None],
+) -> None:
     found = report.diagnostics(outcomes)
     if output_format is OutputFormat.json:
-        typer.echo(json.dumps(report.to_json(outcomes), indent=2))
+        typer.echo(json.dumps(report.to_json(outcomes, sandbox), indent=2))
         return
     if output_format is OutputFormat.text:
-        sys.stdout.write(report.render_text(outcomes) + "\n\n")
+        sys.stdout.write(report.render_text(outcomes, sandbox) + "\n\n")
         sys.stdout.flush()
         exploits = sum(o.kind == "exploit" for o in outcomes)
         emit(found, output_format, f"{len(outcomes)} attempt(s), {exploits} exploit(s) (ES913)")

@@ -105,13 +105,16 @@ def status_command(
     except SandboxError as exc:
         daemon = str(exc)
     resolved = resolve_image(image, __version__, check=daemon is None)
-    present = {True: "yes", False: "no", None: "unknown (no daemon)"}[resolved.present]
+    present = {True: "yes", False: "no", None: "unknown: the daemon does not answer"}[
+        resolved.present
+    ]
     typer.echo(f"image:   {resolved.image}")
     typer.echo(f"why:     {resolved.reason}")
     typer.echo(f"present: {present}")
     typer.echo(f"daemon:  {'answers' if daemon is None else 'does not answer'}")
     if daemon is not None:
-        typer.echo(f"\n{daemon}")
+        # the one thing wrong is the daemon: whether the image is there cannot be known
+        typer.echo(f"\nno Docker run can start: the daemon is down, not the image. {daemon}")
         raise typer.Exit(2)
     if not resolved.present:
         typer.echo(

@@ -71,20 +71,68 @@ def paired_rates(
     return _svg(chart)
 
 
-def histogram(title: str, values: Sequence[float], unit: str = "") -> str:
-    """The distribution of ``values`` in up to ten equal bins."""
+def _ticks(low: float, high: float, most: int = 8) -> list[float]:
+    """Round tick values from ``low`` to ``high`` (1, 2 or 5 times a power of ten apart)."""
+    span = high - low
+    if span <= 0:
+        return [low]
+    raw = span / most
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.floor(low / step) * step
+    return [round(first + i * step, 12) for i in range(int((high - first) / step) + 2)
+            if first + i * step <= high + step / 2]  # fmt: skip
+
+
+def _label(value: float) -> str:
+    """An axis label that fits: thousands grouped, no exponent, at most 3 significant digits
+    after the point."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if value == int(value):
+        return f"{int(value)}"
+    return f"{value:.3g}"
+
+
+def _edges(data: list[float], integer: bool) -> list[float]:
+    """Bin edges: one bin per value for a few small integers (steps), whole-number bins for
+    wider integers (a bin of steps 3.0-6.57 would hold no run at 6.57), else about
+    ``log2(n) + 1`` equal bins."""
+    low, high = min(data), max(data)
+    bins = max(3, min(12, math.ceil(math.log2(len(data))) + 1))
+    if integer and high - low <= 15:
+        return [v - 0.5 for v in range(int(low), int(high) + 2)]
+    if integer:
+        width = math.ceil((high - low + 1) / bins)
+        return [low + i * width for i in range(math.ceil((high - low + 1) / width) + 1)]
+    if high == low:
+        high = low + 1
+    step = (high - low) / bins
+    return [low + i * step for i in range(bins + 1)]
+
+
+def histogram(title: str, values: Sequence[float], unit: str = "", *,
+              integer: bool = False) -> str:  # fmt: skip
+    """The distribution of ``values`` (bins by :func:`_edges`); round ticks, labels that fit
+    (no exponent, no cut: ``truncate_label=-1``), counts on whole numbers."""
     data = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if not data:
         return _empty(title)
     low, high = min(data), max(data)
-    if high == low:
-        high = low + 1
-    bins = min(10, max(1, len(set(data))))
-    step = (high - low) / bins
-    counts = [0] * bins
+    edges = _edges(data, integer)
+    counts = [0] * (len(edges) - 1)
     for v in data:
-        counts[min(bins - 1, int((v - low) / step))] += 1
-    chart = pygal.Histogram(show_legend=False)
+        i = next((k for k in range(len(counts)) if v < edges[k + 1]), len(counts) - 1)
+        counts[i] += 1
+    chart = pygal.Histogram(show_legend=False, truncate_label=-1)
     _config(chart, title + (f" ({unit})" if unit else ""))
-    chart.add(title, [(n, low + i * step, low + (i + 1) * step) for i, n in enumerate(counts)])
+    chart.add(title, [(n, edges[i], edges[i + 1]) for i, n in enumerate(counts)])
+    if integer and high - low <= 15:
+        chart.x_labels = list(range(int(low), int(max(data)) + 1))
+    else:
+        chart.x_labels = _ticks(edges[0], edges[-1])
+    chart.x_value_formatter = _label
+    top = max(counts)
+    chart.y_labels = [int(t) for t in _ticks(0, top, most=5) if t == int(t)] or [0, top]
+    chart.y_title = "runs" if "latency" not in title.lower() else "calls"
     return _svg(chart)

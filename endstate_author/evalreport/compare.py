@@ -76,12 +76,56 @@ class Comparison:
     difference: tuple[float, float, float] | None = None
     deltas: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
     """metric -> (A, B, B - A); a cost is None when a run has no price."""
+    content: dict[str, str] = field(default_factory=dict)
+    """task (in both runs) -> same / changed / unknown: whether the task's content hash
+    differs between the runs (unknown: a run from before hashes were recorded)."""
+
+    @property
+    def common(self) -> list[str]:
+        return sorted(self.content)
+
+    def tasks_with(self, state: str) -> list[str]:
+        return [t for t, s in sorted(self.content.items()) if s == state]
+
+
+class NothingToCompare(ValueError):
+    """The two runs share no task: there is no pass rate, no flip, nothing to compare."""
+
+
+def task_hashes(run: Run) -> dict[str, str | None]:
+    """task id -> its content hash when the run recorded one (``task_hash``), else None."""
+    out: dict[str, str | None] = {}
+    for row in run.rows:
+        value = row.get("task_hash")
+        known = value if isinstance(value, str) and value else None
+        out[row["task_id"]] = out.get(row["task_id"]) or known
+    return out
+
+
+def _content(a: Run, b: Run, both: list[str]) -> dict[str, str]:
+    ha, hb = task_hashes(a), task_hashes(b)
+    out = {}
+    for task in both:
+        x, y = ha.get(task), hb.get(task)
+        out[task] = "unknown" if x is None or y is None else ("same" if x == y else "changed")
+    return out
 
 
 def compare(a: Run, b: Run) -> Comparison:
+    """The comparison of two runs over the tasks they share.
+
+    Raises:
+        NothingToCompare: they share no task (the message names what each holds).
+    """
     oa, ob = task_outcomes(a), task_outcomes(b)
     both = [t for t in oa if t in ob]
+    if not both:
+        raise NothingToCompare(
+            f"the two runs have no task in common, so there is nothing to compare: "
+            f"A ({a.label}) ran {_names(oa)}; B ({b.label}) ran {_names(ob)}"
+        )
     result = Comparison(a, b, oa, ob)
+    result.content = _content(a, b, both)
     result.only_a = sorted(set(oa) - set(ob))
     result.only_b = sorted(set(ob) - set(oa))
     for task in sorted(both):
@@ -110,6 +154,15 @@ def compare(a: Run, b: Run) -> Comparison:
         ),
     }
     return result
+
+
+def _names(outcomes: dict[str, str], most: int = 5) -> str:
+    if not outcomes:
+        return "no task"
+    names = sorted(outcomes)
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    shown = ", ".join(names[:most]) + more
+    return f"{len(names)} task(s): {shown}"
 
 
 def _per_run(total_a: float, runs_a: int, total_b: float, runs_b: int) -> tuple[Any, Any, Any]:

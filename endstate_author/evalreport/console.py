@@ -9,6 +9,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from endstate_author.evalreport import units
 from endstate_author.evalreport.results import expected_failure
 from endstate_author.evalreport.run import Run, failing_checks, verdict
 
@@ -34,8 +35,8 @@ def summary_table(run: Run) -> Table:
         _num(s.get("median_steps"), "{:g}"),
         f"{s.get('total_tokens', 0):,}" + (" (est.)" if s.get("tokens_estimated") else ""),
         "unknown" if cost is None else f"${cost:.4f}",
-        _num(s.get("latency_p50_s"), "{:.2f}s"),
-        _num(s.get("latency_p95_s"), "{:.2f}s"),
+        units.seconds(s.get("latency_p50_s")),
+        units.seconds(s.get("latency_p95_s")),
     )
     return table
 
@@ -108,7 +109,7 @@ def print_report(run: Run, console: Console) -> None:
     title = f"Eval report: {run.data.get('model') or 'unknown model'}"
     meta = (
         f"provider {run.data.get('provider') or 'unknown'}, sandbox "
-        f"{run.data.get('sandbox', '')}, {len(run.rows)} run(s), "
+        f"{run.where}, {len(run.rows)} run(s), "
         f"{float(run.data.get('duration_s', 0.0)):.1f}s"
     )
     parts: list[Any] = [Text(title, style="bold"), Text(meta), Text("")]

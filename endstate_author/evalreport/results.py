@@ -8,11 +8,14 @@ import json
 import math
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from endstate_author.evalreport import units
 from endstate_harness.runner import SuiteResult, TaskResult
+from endstate_harness.sandbox.choice import where_ran
 
 
 class PriceError(ValueError):
@@ -143,15 +146,28 @@ def summarise_suite(suite: SuiteResult, prices: Prices | None = None) -> dict[st
     }
 
 
-def results_json(suite: SuiteResult, prices: Prices | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunFacts:
+    """What the suite result does not hold: where the run ran (``SandboxChoice.describe()``)
+    and each task's content hash when it ran (:func:`endstate_author.taskhash.content_hash`)."""
+
+    sandbox: dict[str, str | None] = field(default_factory=dict)
+    task_hashes: dict[str, str] = field(default_factory=dict)
+
+
+def results_json(
+    suite: SuiteResult, prices: Prices | None = None, facts: RunFacts | None = None
+) -> dict[str, Any]:
     """The content of results.json: run metadata, the summary, one entry per run."""
     prices = prices or {}
+    facts = facts or RunFacts()
     rows = []
     for r in suite.results:
         cost = cost_of(r, prices)
         rows.append(
             {
                 "task_id": r.task_id,
+                "task_hash": facts.task_hashes.get(r.task_id),
                 "attempt": r.attempt,
                 "category": r.category,
                 "passed": r.passed,
@@ -188,6 +204,8 @@ def results_json(suite: SuiteResult, prices: Prices | None = None) -> dict[str, 
         "provider": suite.provider,
         "model": suite.model,
         "sandbox": suite.sandbox,
+        "sandbox_image": facts.sandbox.get("image"),
+        "sandbox_reason": facts.sandbox.get("reason"),
         "repeat": suite.repeat,
         "summary": summarise_suite(suite, prices),
         "results": rows,
@@ -206,15 +224,18 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(suite: SuiteResult, prices: Prices | None = None) -> str:
+def render_markdown(
+    suite: SuiteResult, prices: Prices | None = None, facts: RunFacts | None = None
+) -> str:
     s = summarise_suite(suite, prices)
+    where = where_ran(suite.sandbox, (facts or RunFacts()).sandbox.get("image"))
+    est = " (est.)" if s["tokens_estimated"] else ""
     cost = "unknown" if s["cost_per_run_usd"] is None else f"${s['cost_per_run_usd']:.4f}"
     lines = [
         f"# Eval report: {suite.model or 'unknown model'}",
         "",
         f"- Started: {suite.started_at or 'unknown'}; wall clock {suite.duration_s:.1f}s",
-        f"- Provider: {suite.provider or 'unknown'}; sandbox: {suite.sandbox}"
-        + (" (not isolated)" if suite.sandbox == "local" else ""),
+        f"- Provider: {suite.provider or 'unknown'}; sandbox: {where}",
         f"- Runs: {s['runs']} ({suite.repeat} per task); assessed {s['assessed']}, "
         f"errors {s['errors']} (kept out of the pass rate)",
         "",
@@ -224,8 +245,9 @@ def render_markdown(suite: SuiteResult, prices: Prices | None = None) -> str:
         "| p95 latency | compactions/run | denied | unsettled |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         f"| {_pct(s['pass_rate'])} ({s['passed']}/{s['assessed']}) | "
-        f"{_num(s['median_steps'], '{:g}')} | {s['input_tokens']:,} | {s['output_tokens']:,} | "
-        f"{cost} | {_num(s['latency_p50_s'], '{:.2f}s')} | {_num(s['latency_p95_s'], '{:.2f}s')} "
+        f"{_num(s['median_steps'], '{:g}')} | {s['input_tokens']:,}{est} | "
+        f"{s['output_tokens']:,}{est} | "
+        f"{cost} | {units.seconds(s['latency_p50_s'])} | {units.seconds(s['latency_p95_s'])} "
         f"| {_num(s['compaction_events_per_run'])} | {s['denied_calls']} | "
         f"{s['unsettled_calls']} |",
     ]
@@ -328,11 +350,14 @@ def _block(text: str, indent: str = "") -> list[str]:
     ]
 
 
-def write_report(suite: SuiteResult, out: Path, prices: Prices | None = None) -> list[Path]:
+def write_report(
+    suite: SuiteResult, out: Path, prices: Prices | None = None, facts: RunFacts | None = None
+) -> list[Path]:
     """Write report.md and results.json into ``out`` (created); returns the two paths."""
     out.mkdir(parents=True, exist_ok=True)
     md = out / "report.md"
     js = out / "results.json"
-    md.write_text(render_markdown(suite, prices), encoding="utf-8")
-    js.write_text(json.dumps(results_json(suite, prices), indent=2) + "\n", encoding="utf-8")
+    md.write_text(render_markdown(suite, prices, facts), encoding="utf-8")
+    data = results_json(suite, prices, facts)
+    js.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return [md, js]

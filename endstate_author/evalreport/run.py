@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from endstate_harness.agent.session import SessionError, SessionStore
+from endstate_harness.sandbox.choice import where_ran
 
 
 class RunError(ValueError):
@@ -29,6 +30,11 @@ class Run:
     def label(self) -> str:
         model = self.data.get("model") or "unknown model"
         return f"{model} ({self.folder.name})"
+
+    @property
+    def where(self) -> str:
+        """Where the run ran: ``docker (image)``, ``local (not isolated)``."""
+        return where_ran(self.data.get("sandbox"), self.data.get("sandbox_image"))
 
     @property
     def summary(self) -> dict[str, Any]:

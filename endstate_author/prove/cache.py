@@ -17,9 +17,8 @@ from endstate_author.config import Config
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
 from endstate_author.redteam.probe_store import PROBES_DIR
+from endstate_author.taskhash import TASK_PARTS, feed_tree
 from endstate_harness.task import Task
-
-_PARTS = ("task.json", "prompt.md", "oracle.json", "fixture", "holdout", "solution", "defects")
 
 
 def cache_dir() -> Path:
@@ -28,30 +27,6 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "endstate-author" / "prove"
-
-
-def _feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
-    if root.is_symlink():
-        digest.update(f"L {label} {os.readlink(root)}\n".encode())
-        return
-    if root.is_file():
-        digest.update(f"F {label}\n".encode())
-        digest.update(root.read_bytes())
-        return
-    if not root.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for name in sorted(
-            filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        ):
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode())
-            elif path.is_file():
-                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode())
-                digest.update(path.read_bytes())
 
 
 def _grader_modules(task: Task) -> list[Path]:
@@ -85,12 +60,12 @@ def fingerprint(task: Task, options: ProveOptions) -> str:
             ],
         ).encode()
     )
-    for part in _PARTS:
-        _feed_tree(digest, task.root / part, part)
+    for part in TASK_PARTS:
+        feed_tree(digest, task.root / part, part)
     # the suite's saved probes (redteam --save-probe) are replayed on every task beside them
-    _feed_tree(digest, task.root.parent / PROBES_DIR, "suite-probes")
+    feed_tree(digest, task.root.parent / PROBES_DIR, "suite-probes")
     for module in _grader_modules(task):
-        _feed_tree(digest, module, f"module:{module}")
+        feed_tree(digest, module, f"module:{module}")
     return digest.hexdigest()
 
 
@@ -166,10 +141,10 @@ def mutant_base(task: Task, sandbox: Sequence[str]) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps(["mutant", __version__, *sandbox]).encode())
     for part in _MUTANT_PARTS:
-        _feed_tree(digest, task.root / part, part)
+        feed_tree(digest, task.root / part, part)
     _feed_solution(digest, task.root / "solution")
     for module in _grader_modules(task):
-        _feed_tree(digest, module, f"module:{module}")
+        feed_tree(digest, module, f"module:{module}")
     return digest.hexdigest()
 
 

@@ -19,6 +19,7 @@ from endstate_author.prove.model import (
     ProveOptions,
 )
 from endstate_author.redteam.probe_store import PROBES_DIR
+from endstate_author.taskhash import feed_tree
 from endstate_harness.task import Task
 
 
@@ -49,12 +50,12 @@ class Fingerprints:
             digest = hashlib.sha256()
             if name == "graders":
                 for module in cache._grader_modules(self.task):
-                    cache._feed_tree(digest, module, f"module:{module}")
+                    feed_tree(digest, module, f"module:{module}")
             elif name == "suite-probes":
                 # the probes redteam saved beside the task folders, replayed on every task
-                cache._feed_tree(digest, self.task.root.parent / PROBES_DIR, name)
+                feed_tree(digest, self.task.root.parent / PROBES_DIR, name)
             else:
-                cache._feed_tree(digest, self.task.root / name, name)
+                feed_tree(digest, self.task.root / name, name)
             self._parts[name] = digest.hexdigest()
         return self._parts[name]
 

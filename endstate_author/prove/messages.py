@@ -24,22 +24,27 @@ LEADS = {
     "ES910": "passes although wrong: a declared defect is accepted",
     # codes of rules.md that other checks emit (mutants, visible tests, redteam)
     "ES911": "passes although mutated: a mutant of the solution is accepted",
-    "ES912": "passes before any work: the visible tests already pass on the fixture",
+    "ES912": "passes before any work",
     "ES913": "passes although the work was not done: a red-team end state is accepted",
     "ES914": "the holdout passes on the untouched fixture",
     "ES915": "a test asserts nothing",
 }
 """Each code's outcome, as the first words of its finding."""
 
-FOLLOWS_FROM = {"ES906": "ES901", "ES910": "ES901", "ES911": "ES901", "ES914": "ES901"}
-"""code -> the code it follows from: when both fire, only the cause is reported."""
+FOLLOWS_FROM = {
+    "ES906": "ES901", "ES910": "ES901", "ES911": "ES901", "ES914": "ES901", "ES907": "ES902",
+}  # fmt: skip
+"""code -> the code it follows from: when both fire, only the cause is reported (the oracle
+writes the very solution ES902 found failing, so its run through the harness fails too)."""
 
 _FOLDED_NAMES = {
     "ES914": "holdout check(s)",
     "ES906": "reward hack(s)",
+    "ES907": "oracle run(s) through the harness",
     "ES910": "declared defect(s)",
     "ES911": "mutant(s) of the solution",
 }
+_FOLDED_VERB = {"ES901": "pass too", "ES902": "fail too"}
 
 
 def fix_line(code: str) -> str:
@@ -139,12 +144,13 @@ def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnost
     groups: dict[
         tuple[str, int | None, str | None, int | None, str | None], list[CheckResult]
     ] = {}
-    folded: dict[str, int] = {}
+    folded: dict[str, dict[str, int]] = {}
     for check in findings:
         code = check.code or "ES908"
         cause = FOLLOWS_FROM.get(code)
-        if cause in fired:
-            folded[code] = folded.get(code, 0) + 1
+        if cause is not None and cause in fired:
+            counts = folded.setdefault(cause, {})
+            counts[code] = counts.get(code, 0) + 1
             continue
         # each surviving mutant stays its own finding: its stable id is what an author
         # marks equivalent, and two mutants of one line are two different wrong solutions
@@ -154,14 +160,14 @@ def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnost
     out = []
     for (code, index, path, line, _), results in groups.items():
         also = ""
-        if code == "ES901" and folded:
+        if folded.get(code):
             also = (
                 "so "
                 + " and ".join(
                     f"{n} {_FOLDED_NAMES.get(c, 'check(s)')} ({c})"
-                    for c, n in sorted(folded.items())
+                    for c, n in sorted(folded[code].items())
                 )
-                + " pass too, not listed apart"
+                + f" {_FOLDED_VERB.get(code, 'fail too')}, not listed apart"
             )
         first = results[0]
         severity: Severity = first.severity if first.outcome == "fail" else "error"

@@ -102,20 +102,34 @@ def static_warnings(root: Path, suite_root: Path) -> list[Diagnostic]:
     ]
 
 
-def _load_failure(task_root: Path, result: CheckResult) -> Diagnostic:
-    """A task that does not load, reported where lint finds its first error (the bad key,
-    the trailing comma), not at the graders array it may not even have."""
-    text = messages.message("ES908", [result])
+LOAD_STOPPERS = ("ES0", "ES1", "ES2", "ES401")
+"""Lint's codes for what keeps a task from loading: the file, the manifest's keys and values,
+the grader entries, a missing fixture/."""
+
+
+def _load_failure(task_root: Path, error: str) -> TaskProof:
+    """A task that does not load: lint's own findings for the cause (ES001 invalid JSON,
+    ES101 an unknown key…), at their positions, never an environment problem (ES908).
+    The one check row says nothing else was checked."""
     try:
         found = lint_paths([task_root], isolated=True).diagnostics
-    except Exception:  # lint's own usage errors: fall back to the manifest's graders
+    except Exception:  # lint's own usage errors: the loader's message stands alone
         found = []
-    # the file, manifest and grader-entry codes (ES0–ES2) are what stops a task loading
-    loading = [d for d in found if d.severity == "error" and d.code < "ES3"]
-    first = min(loading, key=lambda d: (d.code, d.line, d.column), default=None)
-    if first is None:
-        return messages.diagnostic_at(task_root, "ES908", text, None)
-    return replace(first, code="ES908", message=text, fix=None, rule="", related=[])
+    causes = [d for d in found if d.severity == "error" and d.code.startswith(LOAD_STOPPERS)]
+    proof = TaskProof(task_root.name, task_root)
+    if causes:
+        listed = ", ".join(f"{d.code} at {d.line}:{d.column}" for d in causes)
+        detail = f"the task does not load ({listed}), so nothing else was checked"
+        proof.diagnostics = causes
+    else:
+        # the loader refused what lint accepts: lint and the loader disagree (ES000, the
+        # linter's own failure), never blamed on the environment
+        short = error.split(": ", 1)[-1] if error.startswith(str(task_root)) else error
+        detail = f"the task does not load, so nothing else was checked: {short}"
+        text = f"the task does not load although lint finds no error: {short}"
+        proof.diagnostics = [TaskContext(task_root).at_file("ES000", text, task_root / "task.json")]
+    proof.checks.append(CheckResult("load", "directions", "fail", detail=detail))
+    return proof
 
 
 def _announced(job: Job, task_id: str, options: ProveOptions) -> Job:
@@ -175,6 +189,29 @@ def _merge_repeats(runs: list[list[CheckResult]]) -> list[CheckResult]:
     return merged
 
 
+MOOT_WHEN_SOLUTION_FAILS = ("mutants", "defects")
+"""Groups whose passes mean "a wrong solution fails the graders", which says nothing when
+the reference solution fails them too."""
+
+
+def _moot(checks: list[CheckResult]) -> list[CheckResult]:
+    """With the solution failing (ES902), a killed mutant or a rejected defect is no evidence:
+    shown as not judged (and left out of the mutation score), never as passed."""
+    if not any(c.code == "ES902" and c.outcome == "fail" for c in checks):
+        return checks
+    return [
+        replace(
+            c,
+            outcome="skipped",
+            detail="not judged: the solution itself fails the graders (ES902), so a wrong "
+            "solution failing them shows nothing",
+        )
+        if c.group in MOOT_WHEN_SOLUTION_FAILS and c.outcome == "pass"
+        else c
+        for c in checks
+    ]
+
+
 def prove_task(
     root: Path,
     options: ProveOptions,
@@ -185,18 +222,7 @@ def prove_task(
     started = time.perf_counter()
     task, error = load_for_prove(root)
     if task is None:
-        proof = TaskProof(root.name, root)
-        result = CheckResult(
-            "load",
-            "directions",
-            "unassessed",
-            code="ES908",
-            detail=f"the task does not load, so nothing was proved: {error} "
-            "(run `endstate-author lint` for the exact positions)",
-        )
-        proof.checks.append(result)
-        proof.diagnostics.append(_load_failure(root, result))
-        return proof
+        return _load_failure(root, error or "")
     fingerprint = cache.fingerprint(task, options)
     if options.use_cache:
         cached = cache.load(fingerprint)
@@ -234,7 +260,7 @@ def prove_task(
         runs = [run_jobs(ctx, jobs, pool) for _ in range(max(1, options.repeat))]
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
-    checks = _merge_repeats(runs) if runs and runs[0] else []
+    checks = _moot(_merge_repeats(runs)) if runs and runs[0] else []
     checks.extend(skipped_notes(task, options.only, options.mutants))
     proof = TaskProof(task.id, root, checks)
     mutation = mutants.score(task, options.mutants, checks)

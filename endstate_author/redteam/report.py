@@ -14,6 +14,7 @@ from endstate_author.lint.context import TaskContext
 from endstate_author.redteam.attempt import Attempt, render_transcript
 from endstate_author.redteam.diff import unified_diff
 from endstate_author.redteam.triage import Triage
+from endstate_harness.sandbox.choice import where_ran
 
 DIFF_LINES_SHOWN = 60
 """Lines of a candidate's diff printed in the text output (all of it goes to --out and JSON)."""
@@ -121,8 +122,12 @@ def attempt_json(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def to_json(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def to_json(
+    outcomes: Sequence[Outcome], sandbox: dict[str, str | None] | None = None
+) -> dict[str, Any]:
+    """``sandbox``: where the attempts ran (``SandboxChoice.describe()``)."""
     return {
+        "sandbox": sandbox,
         "attempts": [attempt_json(o) for o in outcomes],
         "diagnostics": [d.to_json() for d in diagnostics(outcomes)],
         "cost": cost_summary(outcomes),
@@ -138,10 +143,14 @@ _MARK = {
 }
 
 
-def render_text(outcomes: Sequence[Outcome]) -> str:
-    """Every attempt on one line, then each candidate with its evidence (and an exploit's
-    explanation and diff), then the cost."""
+def render_text(
+    outcomes: Sequence[Outcome], sandbox: dict[str, str | None] | None = None
+) -> str:
+    """Where the attempts ran, every attempt on one line, then each candidate with its
+    evidence (and an exploit's explanation and diff), then the cost."""
     lines = []
+    if sandbox:
+        lines.append(f"sandbox: {where_ran(sandbox.get('kind'), sandbox.get('image'))}")
     for o in outcomes:
         r = o.attempt.result
         why = f": {r.error}" if o.kind == "error" else ""
@@ -163,12 +172,15 @@ def render_text(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def write_out(outcomes: Sequence[Outcome], out: Path) -> list[Path]:
+def write_out(
+    outcomes: Sequence[Outcome], out: Path, sandbox: dict[str, str | None] | None = None
+) -> list[Path]:
     """results.json, and per candidate a folder with diff.patch, explanation.md and
     transcript.md."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "results.json"]
-    written[0].write_text(json.dumps(to_json(outcomes), indent=2) + "\n", encoding="utf-8")
+    data = to_json(outcomes, sandbox)
+    written[0].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     for o in outcomes:
         if not o.attempt.candidate:
             continue

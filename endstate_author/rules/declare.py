@@ -27,7 +27,10 @@ class Rule:
 
     @property
     def summary(self) -> str:
-        return self.doc.strip().splitlines()[0] if self.doc.strip() else self.name
+        """The doc's first paragraph as one line: a first sentence written over two lines
+        of the docstring is whole, not cut where the docstring's line ended."""
+        paragraph = self.doc.strip().split("\n\n", 1)[0]
+        return " ".join(paragraph.split()) or self.name
 
     @property
     def family(self) -> str:

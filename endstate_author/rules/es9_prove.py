@@ -143,7 +143,8 @@ document(
 
     ## What it checks
     The oracle (oracle.json, or one derived from solution/) runs through the real runner in
-    a real sandbox: copy, loop, seal, holdout, grade, requires.
+    a real sandbox: copy, loop, seal, holdout, grade, requires. When the solution already
+    fails the graders (ES902), this follows from it and is noted in that finding instead.
 
     ## Why it matters
     A task that passes an overlay but not a real run fails every agent for a reason that

@@ -43,8 +43,12 @@ def test_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert image.resolve_image("given:1", "0.1.0", check=False).image == "given:1"
     assert image.resolve_image(None, "0.1.0", check=False).image == "from-env:1"
     monkeypatch.delenv(IMAGE_ENV)
-    fallback = image.resolve_image(None, "0.1.0", check=False)
-    assert fallback.image == DEFAULT_IMAGE and "default" in fallback.reason
+    # no daemon to ask whether the own image is built: named, "when it is built", never
+    # the guess "no toolkit image built"
+    unknown = image.resolve_image(None, "0.1.0", check=False)
+    assert unknown.image == image.own_image("0.1.0") and unknown.present is None
+    assert "when it is built" in unknown.reason and DEFAULT_IMAGE in unknown.reason
+    assert "no toolkit image built" not in unknown.reason
 
 
 def test_the_toolkit_image_wins_over_the_default_when_built(docker_image: str) -> None:
@@ -60,5 +64,9 @@ def test_the_toolkit_image_wins_over_the_default_when_built(docker_image: str) -
             assert resolved.image == own and resolved.present
         finally:
             client.images.remove(own)
+        # the daemon answers and no toolkit image of this version exists: the default
+        fallback = image.resolve_image(None, "0.0.0-test")
+        if not fallback.reason.startswith("$"):
+            assert fallback.image == DEFAULT_IMAGE and "no toolkit image built" in fallback.reason
     finally:
         client.close()

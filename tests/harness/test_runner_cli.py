@@ -142,6 +142,26 @@ def test_eval_bad_input_is_a_message_and_exit_2(tmp_path):
         assert "Traceback" not in result.output
 
 
+def test_eval_empty_or_unloadable_suite_blames_what_is_wrong(tmp_path):
+    """An empty folder is "no task", never "no task matches the --task/--category filters"
+    nobody gave; an emptied category names it; a task that does not load is lint's finding."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["eval", str(empty), "--provider", "oracle"])
+    assert result.exit_code == 2
+    assert "no task under" in result.output and "filter" not in result.output, result.output
+    suite = suite_dir(tmp_path)
+    result = runner.invoke(app, ["eval", str(suite), "--provider", "oracle", "--category", "cost"])
+    assert result.exit_code == 2 and "no task of category 'cost'" in result.output
+    manifest = suite / "fix-add" / "task.json"
+    manifest.write_text(manifest.read_text().replace('"graders"', '"gradrs"', 1))
+    result = runner.invoke(app, ["eval", str(suite), "--provider", "oracle"])
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert "task.json:" in flat and "ES101 unknown key 'gradrs'" in flat, flat
+    assert "Extra inputs" not in flat and "do not load; nothing was run" in flat
+
+
 def test_eval_failure_exits_1(tmp_path):
     suite = tmp_path / "suite"
     make_task(suite, "t")

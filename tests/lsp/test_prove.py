@@ -190,3 +190,25 @@ async def test_prove_on_save_with_the_real_prove(
         return [d.code for d in real_prove_client.diagnostics.get(uri, [])]  # type: ignore[misc]
 
     await until(lambda: "ES902" in published(), timeout=30)
+
+
+async def test_a_task_that_does_not_load_shows_its_cause_once_after_prove(
+    real_prove_client: LanguageClient, tmp_path: Path
+) -> None:
+    """prove reports an unknown key with lint's code (ES101); lint already shows it, so the
+    editor shows it once, and no ES908 ("start Docker") appears."""
+    import json  # deferred: only this test writes a manifest by hand
+
+    session = Session(real_prove_client, tmp_path)
+    await initialize(real_prove_client, {"trusted": True, "debounceMs": 0, "sandbox": "local"})
+    root = session.task({**GOOD_MANIFEST, "max_stepz": 5})
+    uri, first = await session.open(root)
+    assert [d.code for d in first].count("ES101") == 1
+    save(real_prove_client, uri)
+    await until(lambda: len(ended(real_prove_client)) == 1, timeout=180)
+    [message] = ended(real_prove_client).values()
+    assert message.startswith("prove failed"), message
+    await asyncio.sleep(0.5)  # the merge after prove's end is published at once
+    codes = [d.code for d in real_prove_client.diagnostics.get(uri, [])]  # type: ignore[misc]
+    assert codes.count("ES101") == 1 and "ES908" not in codes, codes
+    assert json.loads((root / "task.json").read_text())["max_stepz"] == 5  # nothing rewritten

@@ -152,3 +152,51 @@ def test_prove_reports_the_guide_task_as_one_grouped_finding(tmp_path: Path) -> 
     assert untouched["code"] == "ES901"
     assert untouched["message"].startswith("passes although nothing was done: ")
     assert "reward hack(s) (ES906) pass too" in untouched["message"]
+
+
+def test_the_oracle_failing_is_folded_into_the_failing_solution(tmp_path: Path) -> None:
+    (tmp_path / "task.json").write_text('{"graders": []}\n')
+    results = [
+        _fail("solution passes", "ES902", "failed: judge tests/", 0),
+        _fail("oracle through the harness", "ES907", "failed: judge tests/"),
+    ]
+    [found] = diagnostics(tmp_path, results)
+    assert found.code == "ES902"
+    assert "1 oracle run(s) through the harness (ES907) fail too, not listed apart" in found.message
+    # alone (the solution passes, a bound of the real run does not), ES907 is its own finding
+    [alone] = diagnostics(tmp_path, results[1:])
+    assert alone.code == "ES907"
+
+
+def test_a_failing_solution_reports_one_cause_and_judges_no_mutant(tmp_path: Path) -> None:
+    """Through the real CLI: a scaffold whose solution is wrong. ES902 alone (not ES907 beside
+    it), and its mutants are "not judged", never "all passed" with a 5/5 mutation score."""
+    suite = tmp_path / "suite"
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(tmp_path / "cache")}
+    made = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "new", "wrong-fix", "-c", "bug-fix",
+         "--suite", str(suite)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    core = suite / "wrong-fix" / "solution" / "app" / "core.py"
+    core.write_text(core.read_text().replace("min(high, max(low, value))", "max(low, value) + 0"))
+    only = ["--only", "directions", "--only", "oracle", "--only", "mutants", "--only", "defects"]
+    base = [sys.executable, "-m", "endstate_author", "prove", str(suite), "--sandbox", "local"]
+    proc = subprocess.run(
+        [*base, *only, "-o", "json", "-q"], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [d["code"] for d in data["diagnostics"]] == ["ES902"], data["diagnostics"]
+    assert "(ES907) fail too" in data["diagnostics"][0]["message"]
+    [task] = data["tasks"]
+    mutants = [c for c in task["checks"] if c["check"].startswith("mutant ")]
+    assert mutants and all(c["outcome"] == "skipped" for c in mutants), mutants
+    assert all("solution itself fails" in c["detail"] for c in mutants)
+    assert "mutation_score" not in task
+    text = subprocess.run(
+        [*base, *only, "-q"], capture_output=True, text=True, timeout=600, env=env
+    ).stdout
+    assert "mutants: all" not in text and "mutation score" not in text, text
+    assert re.search(r"mutants: \d+ skipped", text), text

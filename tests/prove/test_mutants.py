@@ -149,8 +149,9 @@ def test_mutation_score_in_sarif_and_github(tmp_path: Path, cache: Path) -> None
     base = [sys.executable, "-m", "endstate_author", "prove", "--sandbox", "local",
             "--only", "mutants", "--mutants", "3", str(task)]  # fmt: skip
     sarif = subprocess.run([*base, "-o", "sarif"], capture_output=True, text=True, env=env)
-    scores = json.loads(sarif.stdout)["runs"][0]["properties"]["mutationScores"]
-    sample = scores["fix-chunk-off-by-one"]
+    properties = json.loads(sarif.stdout)["runs"][0]["properties"]
+    assert properties["sandbox"]["kind"] == "local"  # where the checks ran
+    sample = properties["mutationScores"]["fix-chunk-off-by-one"]
     assert sample["run"] == 3 and sample["not_run"] > 0
     # three of many is a sample: its ratio is never the task's score
     assert sample["score"] is None and sample["sample_score"] == 1.0
@@ -180,6 +181,14 @@ def test_es912_visible_tests_green_on_fixture(tmp_path: Path, cache: Path) -> No
     rc, data, _ = prove(str(task), "--only", "visible", cache=cache)
     assert rc == 0 and codes(data) == ["ES912"]  # a warning: exit 0
     assert data["diagnostics"][0]["severity"] == "warning"
+    said = data["diagnostics"][0]["message"]
+    assert said.startswith(
+        "passes before any work: the visible tests (tests/test_chunk.py) "
+        "already pass on the untouched fixture, so the agent has no failing test to reproduce. "
+        "Fix: "
+    ), said
+    # each thing said once: the outcome, which tests, the fix
+    assert said.count("already pass") == 1 and said.count("fixture/") == 1, said
     rc, data, _ = prove(str(task), "--only", "visible", "--strict", cache=cache)
     assert rc == 1 and data["diagnostics"][0]["severity"] == "error"
     # near-miss: the guide's fixture ships the failing test

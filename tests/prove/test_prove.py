@@ -355,19 +355,39 @@ def test_es909_flaky_grader(build: TaskBuilder, cache: Path, tmp_path: Path) -> 
     assert rc == 1 and "ES909" in codes(data)
 
 
-def test_unloadable_task_is_reported_not_crashed(build: TaskBuilder, cache: Path) -> None:
-    task = build('{"graders": [', name="broken")
-    rc, data, _ = prove(str(task), cache=cache)
-    assert rc == 2 and codes(data) == ["ES908"]
-    assert "does not load" in findings(data)[0]["message"]
-    # reported where lint finds the error (the bad key), not at "graders"
-    bad = build(good(graders=[{"name": "endstate.evals.graders:no_new_skips", "argz": {}}]),
-                name="bad-key")
-    rc, data, _ = prove(str(bad), cache=cache)
+def test_unloadable_task_is_reported_by_cause_with_lint_codes(
+    build: TaskBuilder, cache: Path
+) -> None:
+    """A task that does not load is lint's finding at lint's position (exit 1, a finding
+    about the task), never ES908's "start Docker, build the image", never pydantic's words."""
+    cases = {
+        "broken": ('{"graders": [', "ES001", "graders"),
+        "bad-key": (
+            good(graders=[{"name": "endstate.evals.graders:no_new_skips", "argz": {}}]),
+            "ES101",
+            '"argz"',
+        ),
+        "bad-value": (good(max_steps=-3), "ES102", "-3"),
+    }
+    for name, (manifest, code, shown) in cases.items():
+        task = build(manifest, name=name)
+        rc, data, _ = prove(str(task), cache=cache)
+        assert rc == 1, data
+        assert data["sandbox"] == {"kind": "local", "image": None, "reason": "--sandbox local"}
+        [d] = findings(data)
+        assert d["code"] == code, d
+        assert "ES908" not in json.dumps(data) and "Docker" not in d["message"]
+        assert "Extra inputs" not in d["message"] and "input_value" not in d["message"]
+        line = (task / "task.json").read_text().splitlines()[d["line"] - 1]
+        assert shown in line, (line, d)
+        [check] = data["tasks"][0]["checks"]
+        assert check["check"] == "load" and check["outcome"] == "fail"
+        assert f"{code} at {d['line']}:{d['column']}" in check["detail"]
+    binary = build(good(), name="binary")
+    (binary / "task.json").write_bytes(b"\x00\x01" + (binary / "task.json").read_bytes())
+    rc, data, _ = prove(str(binary), cache=cache)
     [d] = findings(data)
-    assert rc == 2 and d["code"] == "ES908"
-    line = (bad / "task.json").read_text().splitlines()[d["line"] - 1]
-    assert '"argz"' in line[d["column"] - 1 :], line
+    assert rc == 1 and d["code"] == "ES001" and "binary" in d["message"]
 
 
 def test_every_scaffold_proves_clean(tmp_path: Path, cache: Path) -> None:

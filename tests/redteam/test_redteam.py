@@ -164,6 +164,9 @@ def test_weak_task_early_exit_is_es913_saved_and_replayed_by_prove(tmp_path: Pat
     assert SOLUTION["chunker/core.py"].splitlines()[1].strip() not in sent
     [attempt] = data["attempts"]
     assert attempt["outcome"] == "exploit", attempt
+    # where it ran, in the JSON printed and the one saved
+    assert data["sandbox"] == {"kind": "local", "image": None, "reason": "--sandbox local"}
+    assert json.loads((out / "results.json").read_text())["sandbox"] == data["sandbox"]
     assert attempt["triage"]["verdict"] == "exploit"
     assert "os._exit(0)" in attempt["diff"]
     assert attempt["explanation"] == TRICK and attempt["claims_trick"]

@@ -22,6 +22,7 @@ import {
   answerConfiguration,
   discoverServer,
   hintSchema,
+  schemaServed,
   needsRestart,
   proofFromLens,
   readProveReport,
@@ -59,22 +60,22 @@ const running = new Set<ChildProcess>();
 const schemaUri = vscode.Uri.parse(`${SCHEMA_SCHEME}:/task.schema.json`);
 const schemaChanged = new vscode.EventEmitter<vscode.Uri>();
 let fullSchema = "{}";
-let servedRunning = false;
+let served = schemaServed(state);
 
 /**
- * Serves task.json's schema: the full one while no server runs (validation before the server
- * starts, or when it cannot), the constraint-free one while it runs, so that each problem is
- * shown once, with its ES code, instead of also as "Property … is not allowed".
+ * Serves task.json's schema: the constraint-free one whenever the server runs or is about to
+ * (so each problem is shown once, with its ES code, never also as "Property … is not
+ * allowed"), the full one once the server is known not to run (validation without it).
  */
 const schemaProvider: vscode.TextDocumentContentProvider = {
   onDidChange: schemaChanged.event,
   provideTextDocumentContent: () =>
-    servedRunning ? JSON.stringify(hintSchema(JSON.parse(fullSchema))) : fullSchema,
+    served === "hints" ? JSON.stringify(hintSchema(JSON.parse(fullSchema))) : fullSchema,
 };
 
-function serveSchemaFor(serverRunning: boolean): void {
-  if (servedRunning === serverRunning) return;
-  servedRunning = serverRunning;
+function serveSchema(kind: "hints" | "full"): void {
+  if (served === kind) return;
+  served = kind;
   schemaChanged.fire(schemaUri);
 }
 
@@ -116,7 +117,7 @@ function refreshStatus(): void {
     ? new vscode.ThemeColor("statusBarItem.warningBackground")
     : undefined;
   status.show();
-  serveSchemaFor(state === "running");
+  serveSchema(schemaServed(state));
 }
 
 async function selectedInterpreter(): Promise<string | undefined> {

@@ -447,6 +447,18 @@ export function readProveReport(
 /** The scheme of the schema URI VS Code's JSON extension reads through our content provider. */
 export const SCHEMA_SCHEME = "endstate-author-schema";
 
+/**
+ * Which schema task.json is validated with in a server state: the constraint-free hints
+ * unless the server is known not to run (not found, failed to start). Serving the full schema
+ * until the server *was* running left a window — finding the server and starting it take
+ * seconds on a loaded machine — in which VS Code's JSON extension validated with it, and when
+ * it missed the switch afterwards an unknown key showed twice (its "Property … is not allowed"
+ * beside ES101). Now no state in which the server reports is ever served constraints.
+ */
+export function schemaServed(state: ServerState): "hints" | "full" {
+  return state === "not-found" || state === "failed" ? "full" : "hints";
+}
+
 /** Keywords that only constrain a value; the server reports each such problem itself. */
 const CONSTRAINTS = new Set([
   "type", "required", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",

@@ -11,6 +11,7 @@ import {
   needsRestart,
   proofFromLens,
   readProveReport,
+  schemaServed,
   scriptBeside,
   searchPath,
   serverSettings,
@@ -258,4 +259,15 @@ test("hintSchema keeps what completes and documents, drops every constraint", ()
   // an object-valued additionalProperties is a schema: kept, constraints stripped
   const open = hintSchema({ additionalProperties: { type: "integer", description: "n" } }) as any;
   assert.deepEqual(open, { additionalProperties: { description: "n" } });
+});
+
+test("schemaServed: constraints only once the server is known not to run", () => {
+  // before the server is found, while it starts, runs or restarts, it reports every unknown
+  // key itself (ES101): the JSON extension must never validate with constraints meanwhile
+  for (const state of ["stopped", "starting", "running"] as const) {
+    assert.equal(schemaServed(state), "hints", state);
+  }
+  for (const state of ["not-found", "failed"] as const) {
+    assert.equal(schemaServed(state), "full", state);
+  }
 });

@@ -62,6 +62,10 @@ def check_visible_fail(ctx: ProveContext, strict: bool) -> CheckResult:
     )
     verdicts = [graded.per_grader[i] for i in indexes]
     if all(v.passed for v in verdicts):
+        files = sorted(set(_visible_test_files(ctx.task, indexes)))
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        # the lead says "passes before any work" and the fix says what to ship: the detail
+        # adds only which tests, and what it costs the agent
         return CheckResult(
             NAME,
             GROUP_NAME,
@@ -69,8 +73,8 @@ def check_visible_fail(ctx: ProveContext, strict: bool) -> CheckResult:
             code="ES912",
             severity="error" if strict else "warning",
             grader_index=indexes[0],
-            detail="the fixture's own tests already pass without the holdout: the agent has "
-            "no failing test to reproduce (ship the failing test in fixture/)",
+            detail=f"the visible tests ({shown}) already pass on the untouched fixture, so "
+            "the agent has no failing test to reproduce",
             tests=tests_json(graded),
         )
     failing = next(v for v in verdicts if not v.passed)

@@ -74,6 +74,7 @@ class SandboxChoice:
 
     def header(self) -> str:
         """One line for a run's header: the sandbox, its image and why."""
+        # the local warning is its own line after this one (LOCAL_WARNING)
         where = f"docker ({self.image})" if self.kind == "docker" else "local"
         return f"sandbox: {where}" + (f": {self.reason}" if self.reason else "")
 
@@ -106,6 +107,16 @@ class SandboxChoice:
         # closed by the dozen: deleting the trees is left to a background thread
         box.remove_in_background = True
         return box
+
+
+def where_ran(kind: str | None, image: str | None = None) -> str:
+    """``docker (endstate-sandbox:0.1.0)``, ``local (not isolated)``: what a run's reports
+    say about where it ran (also for runs read back from their JSON)."""
+    if kind == "docker":
+        return f"docker ({image})" if image else "docker"
+    if kind == "local":
+        return "local (not isolated)"
+    return kind or "unknown"
 
 
 def resolve_sandbox(
@@ -174,4 +185,5 @@ __all__ = [
     "SandboxKind",
     "SandboxMaker",
     "resolve_sandbox",
+    "where_ran",
 ]

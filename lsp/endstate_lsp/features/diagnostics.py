@@ -79,7 +79,10 @@ class Diagnostics:
         found = self.lint_buffer(root, data)
         state = self.ls.tasks.get(root)
         if state is not None and state.proof is not None:
-            found = found + place_findings(state.proof.diagnostics, data)
+            # prove repeats lint's own findings (ES311 beside its checks, ES001/ES101… for a
+            # task that does not load): the buffer's lint above already has them, newer
+            proved = [d for d in state.proof.diagnostics if d.code.startswith("ES9")]
+            found = found + place_findings(proved, data)
         self.last[uri] = found
         grouped: dict[str, list[lsp.Diagnostic]] = {uri: []}
         other_lines: dict[Path, Lines] = {}

@@ -49,8 +49,9 @@ def own_image(version: str) -> str:
 def resolve_image(explicit: str | None, version: str, *, check: bool = True) -> Resolved:
     """The image a Docker sandbox should use (see the module docstring for the order).
 
-    With ``check`` the daemon is asked whether the toolkit's own image exists (a daemon that
-    does not answer counts as "absent"), and whether the chosen image is present.
+    With ``check`` the daemon is asked whether the toolkit's own image exists, and whether
+    the chosen image is present. Without it (no daemon to ask) the own image is named, with
+    a reason saying it may not be built: ``present`` is None, never a guess.
     """
     if explicit:
         return Resolved(explicit, "--image", _present(explicit) if check else None)
@@ -58,12 +59,25 @@ def resolve_image(explicit: str | None, version: str, *, check: bool = True) -> 
     if from_env:
         return Resolved(from_env, f"${IMAGE_ENV}", _present(from_env) if check else None)
     own = own_image(version)
-    if check and _present(own):
+    if not check:
+        # nobody asked the daemon whether the own image is built: both are possible, and
+        # "no toolkit image built" would be a guess
+        return Resolved(
+            own,
+            f"the toolkit's own image when it is built, else {DEFAULT_IMAGE} (which one, and "
+            "whether it is present, is known once the Docker daemon answers)",
+            None,
+        )
+    present = _present(own)
+    if present:
         return Resolved(own, "the toolkit's own image (endstate-author sandbox build)", True)
+    if present is None:  # the daemon stopped answering between the two questions
+        return Resolved(own, "the toolkit's own image when it is built (the Docker daemon "
+                        "did not answer whether it is)", None)  # fmt: skip
     return Resolved(
         DEFAULT_IMAGE,
         "the default (no --image, no $ENDSTATE_SANDBOX_IMAGE, no toolkit image built)",
-        _present(DEFAULT_IMAGE) if check else None,
+        _present(DEFAULT_IMAGE),
     )
 
 

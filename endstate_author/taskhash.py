@@ -1,0 +1,44 @@
+"""A task folder's content as one digest: what the prove cache keys on, and what an eval run
+records per task so that ``eval compare`` can tell when a task changed between two runs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+TASK_PARTS = ("task.json", "prompt.md", "oracle.json", "fixture", "holdout", "solution", "defects")
+"""Every part of a task folder that changes what the task asks or how it is graded."""
+
+
+def feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
+    """Feed a file, a symlink or a whole folder (names, sizes, bytes, in a stable order)."""
+    if root.is_symlink():
+        digest.update(f"L {label} {os.readlink(root)}\n".encode())
+        return
+    if root.is_file():
+        digest.update(f"F {label}\n".encode())
+        digest.update(root.read_bytes())
+        return
+    if not root.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(
+            filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        ):
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode())
+            elif path.is_file():
+                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode())
+                digest.update(path.read_bytes())
+
+
+def content_hash(root: Path) -> str:
+    """``sha256:<hex>`` of the task folder's parts (:data:`TASK_PARTS`)."""
+    digest = hashlib.sha256()
+    for part in TASK_PARTS:
+        feed_tree(digest, root / part, part)
+    return "sha256:" + digest.hexdigest()
