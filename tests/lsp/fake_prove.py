@@ -3,7 +3,8 @@
 Called as ``fake_prove.py TASK --output-format json --sandbox S`` (the command line the
 server builds). It records that it started (``<suite>/prove-runs/<pid>.started``), reports
 two steps on stderr, sleeps ``<suite>/prove-delay`` seconds (default 0.5), then prints a
-valid prove JSON report with one ES902 finding naming the ``no_new_skips`` grader, and
+valid prove JSON report with one ES902 finding about the ``no_new_skips`` grader (its
+``pointer``), and
 records that it finished.
 """
 
@@ -25,6 +26,8 @@ print("checking: fixture fails", file=sys.stderr, flush=True)
 time.sleep(delay / 2)
 print("checking: solution passes", file=sys.stderr, flush=True)
 time.sleep(delay / 2)
+graders = json.loads((task / "task.json").read_text()).get("graders", [])
+named = next(i for i, g in enumerate(graders) if str(g.get("name", "")).endswith("no_new_skips"))
 report = {
     "diagnostics": [
         {
@@ -36,6 +39,7 @@ report = {
             "column": 1,
             "end_line": 1,
             "end_column": 1,
+            "pointer": ["graders", named],  # as prove says which grader it is about
         }
     ],
     "tasks": [
