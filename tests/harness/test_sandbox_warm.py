@@ -418,7 +418,10 @@ def test_shipped_task_checks_both_ways(name: str, tmp_path: Path) -> None:
         outcomes.append([(c["check"], c["outcome"]) for t in report["tasks"]
                          for c in t["checks"]])
     assert outcomes[0] == outcomes[1]
-    assert len(outcomes[0]) >= 5 and all(o == "pass" for _, o in outcomes[0]), outcomes[0]
+    # mutants a --mutants bound leaves unrun, and the visible check of a refactor task (exempt),
+    # are skipped; nothing fails and nothing is unassessed
+    passed = [c for c, o in outcomes[0] if o == "pass"]
+    assert len(passed) >= 5 and all(o in ("pass", "skipped") for _, o in outcomes[0]), outcomes[0]
 
 
 def test_docker_runs_stay_in_the_container(
