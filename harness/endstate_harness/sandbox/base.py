@@ -129,6 +129,11 @@ class Sandbox(ABC):
         """Why the sealed end state cannot be graded (a fifo in it, say), or None."""
         return None
 
+    def walls_note(self) -> str | None:
+        """Why the code under test runs here without walls (the local sandbox where
+        bubblewrap cannot start), or None when it is walled in (a container, bubblewrap)."""
+        return None
+
     def check_health(self) -> None:
         """Raise :class:`SandboxError` when the sandbox itself has failed (not the task).
 
