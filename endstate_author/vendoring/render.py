@@ -86,7 +86,7 @@ def _drops(module: str, drop: set[str]) -> bool:
     return any(module == d or module.startswith(d + ".") for d in drop)
 
 
-JUDGE_MODULES = ("wire", "remote", "finder", "main")
+JUDGE_MODULES = ("wire", "remote", "finder", "trusted", "main")
 """The judge process's modules, each after those it imports (checked by :func:`judge_source`)."""
 
 

@@ -8,10 +8,10 @@ a fresh command (:mod:`endstate_harness.sandbox.walls`):
 
 * ``A``, the forked process (the harness watches and kills it by its host pid), makes a new
   user, mount, PID, network, IPC and UTS namespace and forks ``B``;
-* ``B`` is process 1 of the new PID namespace: it mounts the run's folders (bound first,
-  then the scratch root, ``/tmp`` and ``/dev/shm`` covered with empty tmpfs, then the folders
-  moved to their places), a ``/proc`` of its own, and forks ``C``; when ``C`` ends, ``B``
-  ends, and the kernel kills whatever ``C`` left behind;
+* ``B`` is process 1 of the new PID namespace: it brings loopback up, mounts the run's
+  folders (bound first, then the scratch root, ``/tmp`` and ``/dev/shm`` covered with empty
+  tmpfs, then the folders moved to their places), a ``/proc`` of its own, and forks ``C``;
+  when ``C`` ends, ``B`` ends what ``C`` left behind and passes its status up;
 * ``C`` drops every capability (bounding set too, no new privileges) and becomes the run.
 
 ``A`` ends as ``C`` did (the same exit code, or the same signal). Whether the walls stand is
@@ -44,7 +44,7 @@ def _fence_load():
     import ctypes  # deferred: only a walled zygote loads it, and unloads it again below
 
     _FENCE.update(libc=ctypes.CDLL(None, use_errno=True), errno=ctypes.get_errno,
-                  ulong=ctypes.c_ulong, u32=ctypes.c_uint32)
+                  ulong=ctypes.c_ulong, u32=ctypes.c_uint32, u8=ctypes.c_uint8)
     for name in set(sys.modules) - before:
         del sys.modules[name]
 
@@ -120,6 +120,7 @@ def _fence(spec, keep, ready):
     os.close(status_r)
     try:
         _fence_prctl(_PR_SET_PDEATHSIG, _SIGKILL)
+        _fence_loopback()
         _fence_mounts(spec)
         c = os.fork()
     except BaseException as exc:
@@ -142,6 +143,23 @@ def _fence(spec, keep, ready):
         os._exit(125)
     _fence_say(ready, b"+")
     os.close(ready)
+
+
+def _fence_loopback():
+    """In ``B``: bring ``lo`` up, as bubblewrap does for a fresh command (a new network
+    namespace starts with it down)."""
+    libc = _FENCE["libc"]
+    fd = libc.socket(2, 2, 0)  # AF_INET, SOCK_DGRAM
+    if fd < 0:
+        _fence_call(-1, "socket")
+    try:
+        ifreq = (_FENCE["u8"] * 40)(*b"lo")
+        _fence_call(libc.ioctl(fd, 0x8913, ifreq), "SIOCGIFFLAGS lo")  # its flags
+        flags = int.from_bytes(bytes(ifreq[16:18]), sys.byteorder) | 0x1 | 0x40  # UP, RUNNING
+        ifreq[16:18] = list(flags.to_bytes(2, sys.byteorder))
+        _fence_call(libc.ioctl(fd, 0x8914, ifreq), "SIOCSIFFLAGS lo")
+    finally:
+        os.close(fd)
 
 
 def _fence_mounts(spec):

@@ -212,10 +212,19 @@ class LocalSandbox(TreeSandbox):
 
     def binds(self, private: Path | None = None) -> list[tuple[str, str]]:
         """The folders a walled command may write (host folder, where it appears): the live
-        tree, its HOME and, as ``/tmp``, the sandbox's own (before the seal) or the run's."""
-        home = private if private is not None else self.home
-        tmp = private if private is not None else self.scratch / "tmp"
-        return [(str(self.live), str(self.live)), (str(home), str(home)), (str(tmp), "/tmp")]
+        tree, and before the seal the sandbox's HOME and its own ``/tmp``; after it, the run's
+        private folder as ``/tmp``, which is its HOME and TMPDIR too (:meth:`private_env`)."""
+        if private is not None:
+            return [(str(self.live), str(self.live)), (str(private), "/tmp")]
+        return [(str(self.live), str(self.live)), (str(self.home), str(self.home)),
+                (str(self.scratch / "tmp"), "/tmp")]
+
+    def private_env(self, private: Path) -> dict[str, str]:
+        """A grading command's environment: HOME and TMPDIR are its private folder (``/tmp``
+        behind the walls, where that folder is)."""
+        self._decide_walls()
+        where = "/tmp" if self._walls is not None else str(private)
+        return {**self.command_env(), "HOME": where, "TMPDIR": where}
 
     def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
         """See :meth:`Sandbox.open_channel`; the process gets its own HOME and TMPDIR."""
@@ -236,9 +245,7 @@ class LocalSandbox(TreeSandbox):
         with defer_signals():
             private = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
         try:
-            env = self.command_env()
-            env.update(HOME=str(private), TMPDIR=str(private))
-            yield env, private
+            yield self.private_env(private), private
         finally:
             remove_tree(private)
 
@@ -446,8 +453,7 @@ def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> Loca
         live = box._refresh_live(with_holdout=False)
     with defer_signals():
         private = Path(tempfile.mkdtemp(prefix="channel-", dir=box.scratch))
-        env = box.command_env()
-        env.update(HOME=str(private), TMPDIR=str(private))
+        env = box.private_env(private)
         binds = box.binds(private)
         proc: Process | None = start_warm(
             recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent),

@@ -1,20 +1,26 @@
 """The judge process: runs the trusted tests against the code under test, which runs elsewhere.
 
 Started by :func:`endstate_harness.graders.judge.grader.judged_tests` on the host, never in the
-sandbox,
-in a folder holding only trusted files (the pristine fixture's tests and the holdout, as the
-task shipped them). Its stdin and stdout are relayed to the child in the sandbox; the package
-under test is imported through :class:`~endstate_harness.graders.judge.finder.RemoteFinder`, so no
-line of the agent's code runs in this process. The report goes to a separate pipe whose number
-is passed on the command line, so nothing the child sends can be mistaken for it.
+sandbox, in a folder holding only trusted files (the pristine fixture's tests and the holdout, as
+the task shipped them), *before* the child: it makes itself undumpable (no process of its user
+can read its memory or descriptors), reads every trusted file into memory
+(:mod:`~endstate_harness.graders.judge.trusted`, which answers every later import or read of
+them), says so on its stdin (a socket to the grader) and only then receives the child's channel
+as its stdin and stdout. The package under test is imported through
+:class:`~endstate_harness.graders.judge.finder.RemoteFinder`, so no line of the agent's code runs
+in this process. The report goes to a separate pipe whose number is passed on the command line,
+so nothing the child sends can be mistaken for it; the grader accepts it only from a judge that
+exited normally.
 
 Usage (internal): ``python -m endstate_harness.graders.judge.main CONFIG_JSON``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import socket
 import sys
 import time
 import traceback
@@ -23,6 +29,7 @@ from typing import Any
 
 from endstate_harness.graders.judge.finder import install
 from endstate_harness.graders.judge.remote import Conversation
+from endstate_harness.graders.judge.trusted import TrustedFiles
 
 MAX_DETAIL = 2000
 
@@ -89,10 +96,37 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     return {"outcomes": result.outcomes, "child": conv.gone, "python": sys.version.split()[0]}
 
 
+def undumpable() -> None:
+    """No process of this user may read this one's memory or descriptors (``/proc/PID/fd``,
+    ptrace) any more; the report pipe is among them."""
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def connect() -> None:
+    """Say the trusted files are read (fd 0 is a socket to the grader), then take the child's
+    channel, sent over it, as stdin and stdout."""
+    control = socket.socket(fileno=os.dup(0))
+    try:
+        control.sendall(b"R")
+        _msg, fds, _flags, _addr = socket.recv_fds(control, 1, 2)
+    finally:
+        control.close()
+    if len(fds) != 2:
+        raise OSError("the grader sent no channel to the code under test")
+    os.dup2(fds[0], 0)
+    os.dup2(fds[1], 1)
+    for fd in fds:
+        os.close(fd)
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     report_fd = int(config["report_fd"])
     try:
+        undumpable()
+        TrustedFiles(config["trusted_dir"]).install()  # before any code of the end state starts
+        connect()
         report = run(config)
     except BaseException as exc:  # the judge's own failure: reported, never a pass
         report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL]}
