@@ -117,7 +117,7 @@ def _sarif(proofs: Sequence[TaskProof]) -> str:
     scores = {p.task_id: p.mutation for p in proofs if p.mutation is not None}
     if scores:
         document["runs"][0]["properties"] = {"mutationScores": scores}
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return formats.dumps(document)
 
 
 def _print_progress(task_id: str, check: str) -> None:
@@ -131,7 +131,8 @@ def summary_line(proofs: Sequence[TaskProof]) -> str:
     count = {
         o: sum(c.outcome == o for c in checks) for o in ("pass", "fail", "unassessed", "skipped")
     }
-    tasks_bad = sum(any(c.outcome == "fail" for c in p.checks) for p in proofs)
+    tasks_bad = sum(any(c.outcome == "fail" for c in p.checks) or _static_error(p)
+                    for p in proofs)
     line = (
         f"{len(proofs)} task(s): {count['pass']} checks passed, {count['fail']} failed, "
         f"{count['unassessed']} unassessed, {count['skipped']} skipped"
@@ -149,10 +150,19 @@ def summary_line(proofs: Sequence[TaskProof]) -> str:
     return line
 
 
+def _static_error(proof: TaskProof) -> bool:
+    """Whether the proof carries a static error beside its checks (ES414: an entry of the
+    task's trees no sandbox can use)."""
+    return any(d.severity == "error" and d.code < "ES9" for d in proof.diagnostics)
+
+
 def exit_code(proofs: Sequence[TaskProof]) -> int:
-    """1 when any check failed with an error (findings, even beside unassessed checks), else
-    2 when any could not run, else 0. A warning (ES912 without ``--strict``) exits 0."""
+    """1 when any check failed with an error (findings, even beside unassessed checks) or a
+    static error stands beside the checks, else 2 when any could not run, else 0. A warning
+    (ES912 without ``--strict``, ES311) exits 0."""
     if any(c.outcome == "fail" and c.severity == "error" for p in proofs for c in p.checks):
+        return 1
+    if any(_static_error(p) for p in proofs):
         return 1
     return 2 if any(p.unassessed for p in proofs) else 0
 

@@ -39,9 +39,13 @@ def cache_dir() -> Path:
     return Path(base) / "endstate-author" / "prove"
 
 
+_ANY = "surrogateescape"
+"""How a name that is not UTF-8 enters a fingerprint: as the bytes it is."""
+
+
 def _feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
     if root.is_symlink():
-        digest.update(f"L {label} {os.readlink(root)}\n".encode())
+        digest.update(f"L {label} {os.readlink(root)}\n".encode(errors=_ANY))
         return
     if root.is_file():
         digest.update(f"F {label}\n".encode())
@@ -56,11 +60,14 @@ def _feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
         ):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
+            # any name (not UTF-8 included) and any entry (a fifo is never opened)
             if path.is_symlink():
-                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode())
+                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode(errors=_ANY))
             elif path.is_file():
-                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode())
+                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode(errors=_ANY))
                 digest.update(path.read_bytes())
+            else:
+                digest.update(f"S {label}/{rel}\n".encode(errors=_ANY))
 
 
 def _grader_modules(task: Task) -> list[Path]:
@@ -162,10 +169,12 @@ def _feed_solution(digest: hashlib._Hash, root: Path) -> None:
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         if path.is_symlink():
-            digest.update(f"L solution/{rel} {os.readlink(path)}\n".encode())
+            digest.update(f"L solution/{rel} {os.readlink(path)}\n".encode(errors=_ANY))
         elif path.is_file():
-            digest.update(f"F solution/{rel}\n".encode())
+            digest.update(f"F solution/{rel}\n".encode(errors=_ANY))
             digest.update(without_markers(path.read_bytes()))
+        elif not path.is_dir():
+            digest.update(f"S solution/{rel}\n".encode(errors=_ANY))
 
 
 def mutant_base(task: Task, sandbox: Sequence[str]) -> str:
@@ -183,7 +192,7 @@ def mutant_base(task: Task, sandbox: Sequence[str]) -> str:
 
 
 def mutant_key(base: str, mutant_id: str, content: bytes | None) -> str:
-    digest = hashlib.sha256(f"{base}\0{mutant_id}\0".encode())
+    digest = hashlib.sha256(f"{base}\0{mutant_id}\0".encode(errors=_ANY))
     digest.update(without_markers(content) if content is not None else b"\0left out")
     return digest.hexdigest()
 

@@ -89,7 +89,7 @@ class Fingerprints:
     def key(self, group: str, check: str) -> str:
         parts = {name: self.part(name) for name in inputs_of(group)}
         blob = json.dumps([self.head, group, check, parts], sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return hashlib.sha256(blob.encode(errors="surrogateescape")).hexdigest()
 
 
 def _path(key: str) -> Path:
