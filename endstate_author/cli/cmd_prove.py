@@ -60,7 +60,7 @@ _MARK = {
 }
 
 
-def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
+def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str, str]]:
     """Table rows: every check, except that a group of more than three checks that all
     passed (the probes, typically) is one row saying so."""
     groups: dict[str, list] = {}  # type: ignore[type-arg]
@@ -69,10 +69,12 @@ def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
     for checks in groups.values():
         if len(checks) > 3 and all(c.outcome == "pass" for c in checks):
             seconds = sum(c.seconds for c in checks)
-            yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, ""
+            walls = "none" if any(c.walls == "none" for c in checks) else ""
+            yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, "", walls
             continue
         for c in checks:
-            yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
+            yield (c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else "",
+                   c.walls)
 
 
 def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
@@ -87,8 +89,9 @@ def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
         table.add_column("outcome")
         table.add_column("time", justify="right")
         table.add_column("detail", overflow="fold")
-        for name, outcome, seconds, detail in _rows(proof):
-            table.add_row(escape(name), _MARK[outcome], f"{seconds:.2f}s", escape(detail))
+        for name, outcome, seconds, detail, walls in _rows(proof):
+            mark = _MARK[outcome] + (" (no walls)" if walls == "none" else "")
+            table.add_row(escape(name), mark, f"{seconds:.2f}s", escape(detail))
         console.print(table)
         if proof.mutation is not None:
             console.print(escape(f"{proof.task_id}: {mutation_text(proof.mutation)}"))
@@ -114,9 +117,22 @@ def mutation_text(score: dict[str, Any]) -> str:
 def _sarif(proofs: Sequence[TaskProof]) -> str:
     """SARIF with each task's mutation score in the run's property bag."""
     document = formats.to_sarif([d for p in proofs for d in p.diagnostics])
+    properties: dict[str, Any] = {}
     scores = {p.task_id: p.mutation for p in proofs if p.mutation is not None}
     if scores:
-        document["runs"][0]["properties"] = {"mutationScores": scores}
+        properties["mutationScores"] = scores
+    walls = {p.task_id: p.walls for p in proofs if p.walls}
+    if walls:
+        properties["walls"] = walls  # "none": graded without walls
+    unwalled = {str(p.path) for p in proofs if p.walls == "none"}
+    for result in document["runs"][0]["results"]:
+        places = result.get("locations") or [{}]
+        uri = str(places[0].get("physicalLocation", {}).get("artifactLocation", {}).get("uri"))
+        if unwalled and result.get("ruleId", "").startswith("ES9") and any(
+                root in uri or Path(root).as_uri() in uri for root in unwalled):
+            result.setdefault("properties", {})["walls"] = "none"
+    if properties:
+        document["runs"][0]["properties"] = properties
     return formats.dumps(document)
 
 

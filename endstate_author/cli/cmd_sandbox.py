@@ -1,5 +1,8 @@
 """``endstate-author sandbox build`` and ``sandbox status``: the Docker image is the tool's own.
 
+``status`` also says whether the local sandbox's walls (bubblewrap) can stand here, and why
+not.
+
 Why a command of the package and not a repository script: a user who installed endstate-author
 from a wheel has no repository, and many machines cannot pull images from a registry. ``build``
 makes the toolkit's own image (``endstate-sandbox:<version>``) from the machine's Debian
@@ -30,6 +33,7 @@ from endstate_harness.sandbox.docker.image import (
     own_image,
     resolve_image,
 )
+from endstate_harness.sandbox.walls import status as walls_status
 
 app = typer.Typer(
     name="sandbox",
@@ -110,8 +114,9 @@ def status_command(
         str | None, typer.Option("--image", help="The --image you would pass to prove or eval.")
     ] = None,
 ) -> None:
-    """Say which image prove and eval would use and why, whether it is present, and whether
-    the Docker daemon answers. Exit 0 when a Docker run can start, else 2."""
+    """Say which image prove and eval would use and why, whether it is present, whether the
+    Docker daemon answers, and whether the local sandbox can wall its commands in with
+    bubblewrap (and why not). Exit 0 when a Docker run can start, else 2."""
     try:
         connect(timeout_s=10).close()
         daemon: str | None = None
@@ -123,6 +128,9 @@ def status_command(
     typer.echo(f"why:     {resolved.reason}")
     typer.echo(f"present: {present}")
     typer.echo(f"daemon:  {'answers' if daemon is None else 'does not answer'}")
+    found = walls_status()
+    typer.echo(f"walls:   {'yes' if found.available else 'no'} (the local sandbox: "
+               f"{found.describe()})")
     if daemon is not None:
         typer.echo(f"\n{daemon}")
         raise typer.Exit(2)

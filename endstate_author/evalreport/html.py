@@ -87,7 +87,8 @@ def _row(run: Run, row: dict[str, Any]) -> str:
         f"<summary><span>{escape(str(row['task_id']))}</span>"
         f"<span>{int(row.get('attempt', 0)) + 1}</span>"
         f"<span>{escape(str(row.get('category', '')))}</span>"
-        f'<span class="{mark}">{mark}</span><span>{row.get("steps", 0)}</span>'
+        f'<span class="{mark}">{mark}{_unwalled(row, mark)}</span>'
+        f'<span>{row.get("steps", 0)}</span>'
         f"<span>{int(usage.get('total_tokens', 0)):,}</span>"
         f"<span>{float(row.get('wall_clock_s', 0.0)):.1f}s</span></summary>"
     )
@@ -112,6 +113,11 @@ def _row(run: Run, row: dict[str, Any]) -> str:
     return f'<details class="task">{summary}<div class="body">{"".join(body)}</div></details>'
 
 
+def _unwalled(row: dict[str, Any], mark: str) -> str:
+    """" (no walls)" after a verdict graded where the agent's code could reach the host."""
+    return " (no walls)" if row.get("walls") == "none" and mark != "ERROR" else ""
+
+
 def _latencies(run: Run) -> list[float]:
     return [float(x) for r in run.rows for x in (r.get("latencies_s") or [])]
 
@@ -124,7 +130,7 @@ def render_report(run: Run) -> str:
     body = [
         f"<h1>Eval report: {escape(str(run.data.get('model') or 'unknown model'))}</h1>",
         f'<p class="meta">provider {escape(str(run.data.get("provider") or "unknown"))}, '
-        f"sandbox {escape(str(run.data.get('sandbox', '')))}, started "
+        f"sandbox {escape(str(run.data.get('walls') or run.data.get('sandbox', '')))}, started "
         f"{escape(str(run.data.get('started_at') or 'unknown'))}, "
         f"{float(run.data.get('duration_s', 0.0)):.1f}s wall clock</p>",
         '<div class="stats">',

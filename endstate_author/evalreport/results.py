@@ -188,6 +188,7 @@ def results_json(suite: SuiteResult, prices: Prices | None = None) -> dict[str, 
                 "killed": r.killed,
                 "model": r.model,
                 "sandbox": r.sandbox,
+                "walls": r.walls,
                 "tree_hash": r.tree_hash,
                 "session_id": r.session_id,
                 "checks": [c.model_dump() for c in r.checks],
@@ -200,6 +201,7 @@ def results_json(suite: SuiteResult, prices: Prices | None = None) -> dict[str, 
         "provider": suite.provider,
         "model": suite.model,
         "sandbox": suite.sandbox,
+        "walls": suite.walls,
         "repeat": suite.repeat,
         "summary": summarise_suite(suite, prices),
         "results": rows,
@@ -225,8 +227,8 @@ def render_markdown(suite: SuiteResult, prices: Prices | None = None) -> str:
         f"# Eval report: {suite.model or 'unknown model'}",
         "",
         f"- Started: {suite.started_at or 'unknown'}; wall clock {suite.duration_s:.1f}s",
-        f"- Provider: {suite.provider or 'unknown'}; sandbox: {suite.sandbox}"
-        + (" (not isolated)" if suite.sandbox == "local" else ""),
+        f"- Provider: {suite.provider or 'unknown'}; sandbox: {suite.walls or suite.sandbox}"
+        + (" (not isolated)" if suite.sandbox == "local" and not suite.walls else ""),
         f"- Runs: {s['runs']} ({suite.repeat} per task); assessed {s['assessed']}, "
         f"errors {s['errors']} (kept out of the pass rate)",
         "",
@@ -283,6 +285,8 @@ def render_markdown(suite: SuiteResult, prices: Prices | None = None) -> str:
     ]
     for r in suite.results:
         verdict = "ERROR" if r.error else ("pass" if r.passed else "FAIL")
+        if r.walls == "none" and not r.error:
+            verdict += " (no walls)"  # graded where the agent's code could reach the host
         lines.append(
             f"| `{r.task_id}` | {r.attempt + 1} | {r.category} | {verdict} | {r.stop_reason}"
             f"{' (timeout)' if r.timed_out else ''} | {r.steps} | {r.usage.total_tokens:,} | "

@@ -94,6 +94,7 @@ def fingerprint(task: Task, options: ProveOptions) -> str:
                 __version__,
                 options.sandbox.kind,
                 options.sandbox.image,
+                options.sandbox.walls(),  # graded behind walls or not: another proof
                 sorted(options.only),
                 options.repeat,
                 options.mutants,

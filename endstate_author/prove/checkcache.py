@@ -68,7 +68,7 @@ class Fingerprints:
         # --strict decides a warning's severity (ES912), --mutants which mutants run
         self.head = json.dumps(
             [__version__, options.sandbox.kind, options.sandbox.image, options.strict,
-             options.mutants]
+             options.mutants, options.sandbox.walls()]
         )
         self._parts: dict[str, str] = {}
 

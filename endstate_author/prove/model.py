@@ -45,14 +45,20 @@ class CheckResult:
     line: int | None = None
     cached: bool = field(default=False, compare=False)
     """Answered from a prove cache, not run this time (what editors count as "re-run")."""
+    walls: str = ""
+    """What walled the code it ran in: ``docker``, ``bubblewrap``, ``none`` (graded without
+    walls: the local sandbox where bubblewrap cannot start); "" when it ran none."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "check": self.check,
             "outcome": self.outcome,
             "seconds": round(self.seconds, 3),
             "detail": self.detail,
         }
+        if self.walls == "none":
+            data["walls"] = "none"
+        return data
 
 
 @dataclass
@@ -69,12 +75,20 @@ class TaskProof:
     node: str = ""
     """The cluster node that proved it (``--executor ray``); empty when proved here."""
 
+    @property
+    def walls(self) -> str:
+        """``none`` when any of its checks ran without walls, else what walled them in."""
+        kinds = {c.walls for c in self.checks if c.walls}
+        return "none" if "none" in kinds else (kinds.pop() if len(kinds) == 1 else "")
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "task": self.task_id,
             "path": str(self.path),
             "checks": [c.to_json() for c in self.checks],
         }
+        if self.walls:
+            data["walls"] = self.walls
         if self.mutation is not None:
             data["mutation_score"] = self.mutation
         if self.node:

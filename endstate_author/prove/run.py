@@ -257,7 +257,8 @@ def prove_task(
             options.only,
             mutant_limit=options.mutants,
             strict=options.strict,
-            sandbox_key=(options.sandbox.kind, options.sandbox.image or ""),
+            sandbox_key=(options.sandbox.kind, options.sandbox.image or "",
+                         options.sandbox.walls()),
             use_cache=options.use_cache,
         )
     )
@@ -271,6 +272,10 @@ def prove_task(
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
     checks = _merge_repeats(runs) if runs and runs[0] else []
+    walls = options.sandbox.walls()  # part of every cache key, so a cached check's too
+    for check in checks:  # every check grades in a sandbox: say what walled it in
+        if check.outcome != "skipped":
+            check.walls = walls
     checks.extend(skipped_notes(task, options.only, options.mutants))
     proof = TaskProof(task.id, root, checks)
     mutation = mutants.score(task, options.mutants, checks)

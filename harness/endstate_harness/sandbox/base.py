@@ -127,6 +127,11 @@ class Sandbox(ABC):
         bubblewrap cannot start), or None when it is walled in (a container, bubblewrap)."""
         return None
 
+    def walls(self) -> str:
+        """What walls the code under test in: ``docker``, ``bubblewrap``, ``none``, or ""
+        (a sandbox that does not say)."""
+        return ""
+
     def check_health(self) -> None:
         """Raise :class:`SandboxError` when the sandbox itself has failed (not the task).
 

@@ -186,6 +186,7 @@ class LocalSandbox(TreeSandbox):
         """Decide the walls (:func:`endstate_harness.sandbox.walls.status`) and make the
         sandbox's own ``/tmp``, which its commands see until the seal."""
         self._decide_walls()
+        (self.scratch / "tmp").mkdir(exist_ok=True)
 
     def _decide_walls(self) -> None:
         if self._no_walls != "not started":
@@ -200,11 +201,14 @@ class LocalSandbox(TreeSandbox):
                                 walls_mod.covers_for(self.fixture, self.path_env)
                                 ) if found.available else None
             self._no_walls = None if found.available else found.reason
-        (self.scratch / "tmp").mkdir(exist_ok=True)
 
     def walls_note(self) -> str | None:
         """Why commands run without walls here, or None when they are walled in."""
+        self._decide_walls()
         return self._no_walls
+
+    def walls(self) -> str:
+        return "none" if self.walls_note() is not None else "bubblewrap"
 
     def command_env(self) -> dict[str, str]:
         """The whole environment of a command: nothing is inherited from the host."""
@@ -216,8 +220,10 @@ class LocalSandbox(TreeSandbox):
         private folder as ``/tmp``, which is its HOME and TMPDIR too (:meth:`private_env`)."""
         if private is not None:
             return [(str(self.live), str(self.live)), (str(private), "/tmp")]
+        tmp = self.scratch / "tmp"
+        tmp.mkdir(exist_ok=True)  # made at start(); a sandbox used without it gets it here
         return [(str(self.live), str(self.live)), (str(self.home), str(self.home)),
-                (str(self.scratch / "tmp"), "/tmp")]
+                (str(tmp), "/tmp")]
 
     def private_env(self, private: Path) -> dict[str, str]:
         """A grading command's environment: HOME and TMPDIR are its private folder (``/tmp``
