@@ -20,6 +20,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,28 +93,23 @@ def _program() -> str | None:
 
 @functools.lru_cache(maxsize=4)
 def _probe(program: str, path_env: str) -> WallsStatus:
-    """Start one walled ``/bin/sh -c 'exit 0'`` with the layout every command gets."""
-    folder = tempfile.mkdtemp(prefix="endstate-walls-probe-")
+    """Start one walled ``/bin/sh -c 'exit 0'`` with the namespaces, system, /dev, /proc and
+    tmpfs every command gets (a live tree is bound the same way; none is made here, so an
+    interrupted probe leaves nothing behind)."""
+    argv = command_argv(program, Layout((), "/"), ["/bin/sh", "-c", "exit 0"], path_env)
     try:
-        live = os.path.join(folder, "live")
-        os.mkdir(live)
-        layout = Layout(((live, live), (folder, "/tmp")), live)
-        argv = command_argv(program, layout, ["/bin/sh", "-c", "exit 0"], path_env)
-        try:
-            proc = subprocess.run(argv, capture_output=True, timeout=30, env={"PATH": path_env},
-                                  stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError) as exc:
-            return WallsStatus(False, f"bubblewrap ({program}) cannot start: {exc}")
-        if proc.returncode != 0:
-            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            return WallsStatus(
-                False, f"bubblewrap cannot build the walls here ({why[-1] if why else 'exit '}"
-                f"{'' if why else proc.returncode}; user namespaces may be disabled)")
-        version = subprocess.run([program, "--version"], capture_output=True, text=True,
-                                 timeout=10, stdin=subprocess.DEVNULL).stdout.strip()
-        return WallsStatus(True, version or "bubblewrap", program)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        proc = subprocess.run(argv, capture_output=True, timeout=30, env={"PATH": path_env},
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return WallsStatus(False, f"bubblewrap ({program}) cannot start: {exc}")
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return WallsStatus(
+            False, f"bubblewrap cannot build the walls here ({why[-1] if why else 'exit '}"
+            f"{'' if why else proc.returncode}; user namespaces may be disabled)")
+    version = subprocess.run([program, "--version"], capture_output=True, text=True,
+                             timeout=10, stdin=subprocess.DEVNULL).stdout.strip()
+    return WallsStatus(True, version or "bubblewrap", program)
 
 
 def status(path_env: str | None = None) -> WallsStatus:
@@ -161,9 +157,10 @@ def system_binds(path_env: str) -> tuple[tuple[str, str, str], ...]:
     """``(kind, source, destination)`` for the system every walled command sees: ``ro``
     binds and ``link`` entries (``source`` is the link's text), in mount order.
 
-    Besides :data:`SYSTEM`: every folder on the commands' PATH (with its parent, for the
-    folder names of :data:`TOOL_FOLDERS`), and the installation of every ``python*`` found
-    there, since a shim or a virtualenv's link leads to it."""
+    Besides :data:`SYSTEM`: the harness's own Python (its virtualenv and installation),
+    every folder on the commands' PATH (with its parent, for the folder names of
+    :data:`TOOL_FOLDERS`), and the installation of every ``python*`` found there, since a
+    shim or a virtualenv's link leads to it."""
     out: list[tuple[str, str, str]] = []
     roots: set[str] = set()
     for top in SYSTEM:
@@ -172,6 +169,10 @@ def system_binds(path_env: str) -> tuple[tuple[str, str, str], ...]:
         elif os.path.isdir(top):
             out.append(("ro", top, top))
             roots.add(top)
+    for prefix in {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}:
+        if not (_forbidden(prefix) or _under(prefix, roots)):  # the harness's own Python
+            out.append(("ro", prefix, prefix))
+            roots.add(prefix)
     for entry in path_env.split(os.pathsep):
         if not entry.startswith("/") or not os.path.isdir(entry):
             continue
