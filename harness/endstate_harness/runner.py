@@ -457,13 +457,13 @@ def run_suite(
         provider=provider_name,
         model=next((r.model for r in results if r.model), ""),
         sandbox=maker.label if maker is not None else "",
-        walls=_walls_header(maker),
+        walls=walls_header(maker),
         repeat=repeat,
         results=results,
     )
 
 
-def _walls_header(maker: Any) -> str:
+def walls_header(maker: Any) -> str:
     """What the sandbox's header says of its walls ("" for a maker that does not say)."""
     header = getattr(maker, "header", None)
     return str(header()).removeprefix("sandbox: ") if callable(header) else ""
