@@ -288,8 +288,8 @@ def test_a_snapshot_never_writes_a_link_out(tmp_path: Path) -> None:
 
 
 def test_what_a_walled_command_sees(task: Path, tmp_path: Path) -> None:
-    """The walls themselves, for a fresh command and for a warm run: the system read-only,
-    the tree writable, /tmp and HOME private and empty, /proc holding only the command's own
+    """The walls themselves, for a fresh command and for a warm run: the system and the
+    kernel-wide parts of /proc read-only, the tree writable, /tmp and HOME private and empty, /proc holding only the command's own
     processes, no network but loopback, no descriptor but its own three (and what the
     listing itself opens), and nothing of the host's task or temp folders."""
     require_walls()
@@ -305,7 +305,7 @@ def test_what_a_walled_command_sees(task: Path, tmp_path: Path) -> None:
         seen["task"] = os.path.exists({str(task)!r})
         seen["host_tmp"] = os.path.exists({str(host_tmp)!r})
         seen["run"] = os.path.exists("/run/docker.sock") or os.path.exists("/var/run")
-        for path in ("/usr/endstate-x", "pkg/endstate-x"):
+        for path in ("/usr/endstate-x", "pkg/endstate-x", "/proc/sys/kernel/hostname"):
             try:
                 open(path, "w").close()
                 seen[path] = "written"
@@ -336,6 +336,8 @@ def test_what_a_walled_command_sees(task: Path, tmp_path: Path) -> None:
                 assert seen["fds"] == [0, 1, 2, 3], seen
                 assert not seen["task"] and not seen["host_tmp"] and not seen["run"], seen
                 assert seen["/usr/endstate-x"] == "Read-only file system", seen
+                # what reaches the whole kernel is read-only (a harness run as root...)
+                assert seen["/proc/sys/kernel/hostname"] == "Read-only file system", seen
                 assert seen["pkg/endstate-x"] == "written", seen
                 assert seen["net"] != "reached" and seen["nics"] == ["lo"], seen
     finally:

@@ -10,7 +10,8 @@ a fresh command (:mod:`endstate_harness.sandbox.walls`):
   user, mount, PID, network, IPC and UTS namespace and forks ``B``;
 * ``B`` is process 1 of the new PID namespace: it brings loopback up, mounts the run's
   folders (bound first, then the scratch root, ``/tmp`` and ``/dev/shm`` covered with empty
-  tmpfs, then the folders moved to their places), a ``/proc`` of its own, and forks ``C``;
+  tmpfs, then the folders moved to their places), a ``/proc`` of its own (its kernel-wide
+  parts read-only, as bubblewrap's are), and forks ``C``;
   when ``C`` ends, ``B`` ends what ``C`` left behind and passes its status up;
 * ``C`` drops every capability (bounding set too, no new privileges) and becomes the run.
 
@@ -31,7 +32,7 @@ _FENCE = {}  # type: dict
 
 _NEWNS, _NEWUTS, _NEWIPC = 0x00020000, 0x04000000, 0x08000000
 _NEWUSER, _NEWPID, _NEWNET = 0x10000000, 0x20000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 _MS_BIND, _MS_MOVE, _MS_REC, _MS_PRIVATE = 0x1000, 0x2000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
@@ -52,6 +53,10 @@ def _fence_load():
 def _fence_valid(spec):
     """Whether a spawn request's ``walls`` is what the harness sends (plain strings only)."""
     if type(spec) is not dict or type(spec.get("staging")) is not str:
+        return False
+    read_only = spec.get("proc_read_only")
+    if type(read_only) is not list or not all(type(p) is str and p.startswith("/proc/")
+                                             for p in read_only):
         return False
     covers, binds = spec.get("covers"), spec.get("binds")
     if type(covers) is not list or type(binds) is not list or len(binds) > 4:
@@ -120,6 +125,7 @@ def _fence(spec, keep, ready):
     os.close(status_r)
     try:
         _fence_prctl(_PR_SET_PDEATHSIG, _SIGKILL)
+        _fence_prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # the run can never trace process 1
         _fence_loopback()
         _fence_mounts(spec)
         c = os.fork()
@@ -132,6 +138,7 @@ def _fence(spec, keep, ready):
         _fence_reap(c, status_w)
     os.close(status_w)
     try:
+        _fence_prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a fresh process is
         for cap in range(64):
             _fence_prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # past the last one: EINVAL, fine
         _fence_prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
@@ -178,6 +185,10 @@ def _fence_mounts(spec):
         os.makedirs(target, exist_ok=True)
         _fence_mount(f"{staging}/{slot}", target, None, _MS_MOVE, None)
     _fence_mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    for part in spec["proc_read_only"]:  # what reaches the whole kernel: read-only
+        if os.path.exists(part):
+            _fence_mount(part, part, None, _MS_BIND | _MS_REC, None)
+            _fence_mount(None, part, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_REC, None)
 
 
 def _fence_reap(child, status_w):

@@ -36,6 +36,10 @@ STAGING = "/run/endstate-walls"
 interpreter's walls hold :data:`STAGING_SLOTS` empty folders there."""
 STAGING_SLOTS = 4
 
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+"""Parts of /proc made read-only behind the walls (as Docker does): they reach the whole
+kernel, and a harness run as root would otherwise let the code under test write them."""
+
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Host folders every walled command sees, read-only (a link, as on a merged-/usr system, is
 made again as the same link)."""
@@ -77,7 +81,8 @@ class Layout:
         """The layout as a warm interpreter's run reads it (plain data, ``marshal``-able)."""
         covers = sorted({"/tmp", "/dev/shm", self.parent, *self.covers} - {""}, key=len)
         binds = sorted(self.binds, key=lambda b: len(b[1]))
-        return {"covers": covers, "binds": [list(b) for b in binds], "staging": STAGING}
+        return {"covers": covers, "binds": [list(b) for b in binds], "staging": STAGING,
+                "proc_read_only": [f"/proc/{part}" for part in PROC_READ_ONLY]}
 
 
 def enabled() -> bool:
@@ -229,8 +234,10 @@ def command_argv(program: str, layout: Layout, argv: list[str], path_env: str) -
     """``argv`` walled in (see the module docstring): its own namespaces, PID included, and
     killed with the process that started it."""
     args = [program, *_NAMESPACES, "--unshare-pid", "--die-with-parent", "--new-session",
-            *_system_args(path_env), "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
+            *_system_args(path_env), "--dev", "/dev", "--proc", "/proc"]
+    for part in PROC_READ_ONLY:
+        args += ["--ro-bind-try", f"/proc/{part}", f"/proc/{part}"]
+    args += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
     for cover in layout.covers:
         args += ["--tmpfs", cover]
     for src, dst in sorted(layout.binds, key=lambda b: len(b[1])):
