@@ -214,6 +214,10 @@ def test_a_verdict_forged_in_the_judge_s_report_channel_is_not_accepted(
     for box in _graded(backend, task, FORGE_THE_REPORT):
         verdict = judged_tests(box)
         assert not verdict.passed, verdict
+        if backend == "local-no-walls":  # reached: the judge was ended, its report refused
+            assert verdict.checks[0].detail.startswith("the judge did not finish"), verdict
+        else:  # never reached: the judge reported, and the holdout failed the cheat
+            assert verdict.checks[0].passed and "HiddenTest" in verdict.checks[-1].detail
         _marked(box, backend)
 
 
@@ -289,9 +293,10 @@ def test_a_snapshot_never_writes_a_link_out(tmp_path: Path) -> None:
 
 def test_what_a_walled_command_sees(task: Path, tmp_path: Path) -> None:
     """The walls themselves, for a fresh command and for a warm run: the system and the
-    kernel-wide parts of /proc read-only, the tree writable, /tmp and HOME private and empty, /proc holding only the command's own
-    processes, no network but loopback, no descriptor but its own three (and what the
-    listing itself opens), and nothing of the host's task or temp folders."""
+    kernel-wide parts of /proc read-only, the tree writable, /tmp and HOME private and empty,
+    /proc holding only the command's own processes, no network but loopback, no descriptor
+    but its own three (and what the listing itself opens), and nothing of the host's task or
+    temp folders."""
     require_walls()
     host_tmp = Path(f"/tmp/endstate-host-{procs.token()}")
     host_tmp.mkdir()
