@@ -11,10 +11,15 @@ TASK_PARTS = ("task.json", "prompt.md", "oracle.json", "fixture", "holdout", "so
 """Every part of a task folder that changes what the task asks or how it is graded."""
 
 
+ANY_NAME = "surrogateescape"
+"""How a name that is not UTF-8 enters a digest: as the bytes it is."""
+
+
 def feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
-    """Feed a file, a symlink or a whole folder (names, sizes, bytes, in a stable order)."""
+    """Feed a file, a symlink or a whole folder (names, sizes, bytes, in a stable order): any
+    name, not UTF-8 included, and any entry (a fifo is named, never opened)."""
     if root.is_symlink():
-        digest.update(f"L {label} {os.readlink(root)}\n".encode())
+        digest.update(f"L {label} {os.readlink(root)}\n".encode(errors=ANY_NAME))
         return
     if root.is_file():
         digest.update(f"F {label}\n".encode())
@@ -30,10 +35,12 @@ def feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
-                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode())
+                digest.update(f"L {label}/{rel} {os.readlink(path)}\n".encode(errors=ANY_NAME))
             elif path.is_file():
-                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode())
+                digest.update(f"F {label}/{rel} {path.stat().st_size}\n".encode(errors=ANY_NAME))
                 digest.update(path.read_bytes())
+            else:
+                digest.update(f"S {label}/{rel}\n".encode(errors=ANY_NAME))
 
 
 def content_hash(root: Path) -> str:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Install and start what the tests talk to for real: Docker (daemon + local sandbox image),
+# bubblewrap (the local sandbox's walls),
 # Neovim (the editor test), Node.js/npm and git (the VS Code package and pre-commit tests), and
 # a real VS Code with chromium for the VS Code end-to-end tests (scripts/ensure-vscode.sh).
 # Each step prints one line; a step that cannot run here says why, and the tests that need
@@ -19,6 +20,8 @@ need() {  # need COMMAND PACKAGE...
   apt_install "$@" || echo "ensure-system: $* unavailable; the tests that need $cmd will skip"
 }
 need nvim neovim
+# bubblewrap: the local sandbox's walls (issue 27); without it the local sandbox runs unwalled and says so
+need bwrap bubblewrap
 need git git
 need node nodejs npm
 need npm npm

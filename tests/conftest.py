@@ -88,3 +88,23 @@ def docker_image() -> Iterator[str]:
     client.close()
     leaked = after - before
     assert not leaked, f"docker tests left sandbox containers behind: {sorted(leaked)}"
+
+
+def require_walls() -> None:
+    """Skip (printing why) when bubblewrap truly cannot start here."""
+    from endstate_harness.sandbox.walls import status
+
+    found = status()
+    if not found.available:
+        print(f"\nSKIPPING walled tests: {found.reason}", file=sys.stderr)
+        pytest.skip(found.reason)
+
+
+@pytest.fixture(params=[True, False], ids=["walled", "no-walls"])
+def walls(request: pytest.FixtureRequest) -> bool:
+    """Both ways the local sandbox runs: behind bubblewrap's walls, and without them (the
+    fallback where bubblewrap cannot start). The walled run skips, saying why, only where
+    bubblewrap cannot start."""
+    if request.param:
+        require_walls()
+    return bool(request.param)

@@ -179,3 +179,20 @@ def test_build_without_apt_configuration_says_so(
     )
     assert result.exit_code == 2, result.output
     assert "no Debian archive found in this machine's apt configuration" in flat(result.output)
+
+
+def test_status_says_whether_the_local_sandbox_is_walled() -> None:
+    """``sandbox status`` says whether bubblewrap can wall the local sandbox in, and why not
+    (here: a bubblewrap that is not a program, and walls turned off)."""
+    from endstate_harness.sandbox.walls import status
+
+    found = status()
+    _rc, out, _err = run("sandbox", "status")
+    expected = "walls:   yes (the local sandbox: walled by bubblewrap" if found.available \
+        else f"walls:   no (the local sandbox: no walls: {found.reason}"
+    assert expected in out, out
+    _rc, out, _err = run("sandbox", "status", env={"ENDSTATE_BWRAP": "/nonexistent/bwrap"})
+    assert "walls:   no (the local sandbox: no walls: /nonexistent/bwrap is not a program)" \
+        in out, out
+    _rc, out, _err = run("sandbox", "status", env={"ENDSTATE_WALLS": "0"})
+    assert "no walls: turned off (ENDSTATE_WALLS=0)" in out, out

@@ -48,7 +48,7 @@ _MARK = {
 }
 
 
-def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
+def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str, str]]:
     """Table rows: every check, except that a group of more than three checks that all
     passed (the probes, typically), or were all skipped for one reason (the mutants of a
     solution that fails), is one row saying so, and the mutants a time budget left unrun are
@@ -61,18 +61,21 @@ def _rows(proof: TaskProof) -> Iterator[tuple[str, str, float, str]]:
         checks = [c for c in checks if not c.unrun]
         seconds = sum(c.seconds for c in checks)
         if len(checks) > 3 and all(c.outcome == "pass" for c in checks):
-            yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, ""
+            walls = "none" if any(c.walls == "none" for c in checks) else ""
+            yield f"{checks[0].group}: all {len(checks)} passed", "pass", seconds, "", walls
         elif len(checks) > 3 and len({(c.outcome, c.detail) for c in checks}) == 1 and (
             checks[0].outcome == "skipped"
         ):
-            yield f"{checks[0].group}: {len(checks)} skipped", "skipped", seconds, checks[0].detail
+            yield (f"{checks[0].group}: {len(checks)} skipped", "skipped", seconds,
+                   checks[0].detail, "")  # fmt: skip
         else:
             for c in checks:
-                yield c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else ""
+                yield (c.check, c.outcome, c.seconds, c.detail if c.outcome != "pass" else "",
+                       c.walls)
         if unrun:
             ids = ", ".join(c.check.split()[1] for c in unrun)
             yield (f"{len(unrun)} mutant(s) not run", "skipped", 0.0,
-                   f"{unrun[0].detail.removeprefix('not run: ')}: {ids}")  # fmt: skip
+                   f"{unrun[0].detail.removeprefix('not run: ')}: {ids}", "")  # fmt: skip
 
 
 def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
@@ -87,8 +90,9 @@ def _print_table(proofs: Sequence[TaskProof], console: Console) -> None:
         table.add_column("outcome")
         table.add_column("time", justify="right")
         table.add_column("detail", overflow="fold")
-        for name, outcome, seconds, detail in _rows(proof):
-            table.add_row(escape(name), _MARK[outcome], f"{seconds:.2f}s", escape(detail))
+        for name, outcome, seconds, detail, walls in _rows(proof):
+            mark = _MARK[outcome] + (" (no walls)" if walls == "none" else "")
+            table.add_row(escape(name), mark, f"{seconds:.2f}s", escape(detail))
         console.print(table)
         if proof.mutation is not None:
             console.print(escape(f"{proof.task_id}: {mutation_text(proof.mutation)}"))
@@ -131,8 +135,18 @@ def _sarif(proofs: Sequence[TaskProof], spec: SandboxChoice) -> str:
     scores = {p.task_id: p.mutation for p in proofs if p.mutation is not None}
     if scores:
         properties["mutationScores"] = scores
+    walls = {p.task_id: p.walls for p in proofs if p.walls}
+    if walls:
+        properties["walls"] = walls  # "none": graded without walls
+    unwalled = {str(p.path) for p in proofs if p.walls == "none"}
+    for result in document["runs"][0]["results"]:
+        places = result.get("locations") or [{}]
+        uri = str(places[0].get("physicalLocation", {}).get("artifactLocation", {}).get("uri"))
+        if unwalled and result.get("ruleId", "").startswith("ES9") and any(
+                root in uri or Path(root).as_uri() in uri for root in unwalled):
+            result.setdefault("properties", {})["walls"] = "none"
     document["runs"][0]["properties"] = properties
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return formats.dumps(document)
 
 
 def _print_progress(task_id: str, check: str) -> None:
@@ -146,7 +160,8 @@ def summary_line(proofs: Sequence[TaskProof]) -> str:
     count = {
         o: sum(c.outcome == o for c in checks) for o in ("pass", "fail", "unassessed", "skipped")
     }
-    tasks_bad = sum(any(c.outcome == "fail" for c in p.checks) for p in proofs)
+    tasks_bad = sum(any(c.outcome == "fail" for c in p.checks) or _static_error(p)
+                    for p in proofs)
     line = (
         f"{len(proofs)} task(s): {count['pass']} checks passed, {count['fail']} failed, "
         f"{count['unassessed']} unassessed, {count['skipped']} skipped"
@@ -164,10 +179,19 @@ def summary_line(proofs: Sequence[TaskProof]) -> str:
     return line
 
 
+def _static_error(proof: TaskProof) -> bool:
+    """Whether the proof carries a static error beside its checks (ES414: an entry of the
+    task's trees no sandbox can use)."""
+    return any(d.severity == "error" and d.code < "ES9" for d in proof.diagnostics)
+
+
 def exit_code(proofs: Sequence[TaskProof]) -> int:
-    """1 when any check failed with an error (findings, even beside unassessed checks), else
-    2 when any could not run, else 0. A warning (ES912 without ``--strict``) exits 0."""
+    """1 when any check failed with an error (findings, even beside unassessed checks) or a
+    static error stands beside the checks, else 2 when any could not run, else 0. A warning
+    (ES912 without ``--strict``, ES311) exits 0."""
     if any(c.outcome == "fail" and c.severity == "error" for p in proofs for c in p.checks):
+        return 1
+    if any(_static_error(p) for p in proofs):
         return 1
     return 2 if any(p.unassessed for p in proofs) else 0
 

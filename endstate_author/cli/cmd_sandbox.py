@@ -1,4 +1,6 @@
-"""``endstate-author sandbox build`` and ``sandbox status``: the Docker image is the tool's own."""
+"""``endstate-author sandbox build`` and ``sandbox status``: the Docker image is the tool's own;
+``status`` also says whether the local sandbox's walls (bubblewrap) can stand here, and why not.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from endstate_harness.sandbox.docker.image import (
     own_image,
     resolve_image,
 )
+from endstate_harness.sandbox.walls import status as walls_status
 
 app = typer.Typer(
     name="sandbox",
@@ -97,8 +100,9 @@ def status_command(
         str | None, typer.Option("--image", help="The --image you would pass to prove or eval.")
     ] = None,
 ) -> None:
-    """Say which image prove and eval would use and why, whether it is present, and whether
-    the Docker daemon answers. Exit 0 when a Docker run can start, else 2."""
+    """Say which image prove and eval would use and why, whether it is present, whether the
+    Docker daemon answers, and whether the local sandbox can wall its commands in with
+    bubblewrap (and why not). Exit 0 when a Docker run can start, else 2."""
     try:
         connect(timeout_s=10).close()
         daemon: str | None = None
@@ -112,6 +116,9 @@ def status_command(
     typer.echo(f"why:     {resolved.reason}")
     typer.echo(f"present: {present}")
     typer.echo(f"daemon:  {'answers' if daemon is None else 'does not answer'}")
+    found = walls_status()
+    typer.echo(f"walls:   {'yes' if found.available else 'no'} (the local sandbox: "
+               f"{found.describe()})")
     if daemon is not None:
         # the one thing wrong is the daemon: whether the image is there cannot be known
         typer.echo(f"\nno Docker run can start: the daemon is down, not the image. {daemon}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,12 +19,22 @@ SARIF_SCHEMA = (
 )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps(document: object) -> str:
+    """JSON text that is valid UTF-8 whatever it holds: a file name that is not UTF-8 (its
+    bytes are surrogates in a ``str``) is written as ``\\udcff`` escapes, never as raw bytes."""
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def to_json(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
     return [d.to_json() for d in diagnostics]
 
 
 def render_json(diagnostics: Sequence[Diagnostic]) -> str:
-    return json.dumps(to_json(diagnostics), indent=2, ensure_ascii=False)
+    return dumps(to_json(diagnostics))
 
 
 def to_sarif(diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
@@ -94,7 +105,7 @@ def to_sarif(diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
 
 
 def render_sarif(diagnostics: Sequence[Diagnostic]) -> str:
-    return json.dumps(to_sarif(diagnostics), indent=2, ensure_ascii=False)
+    return dumps(to_sarif(diagnostics))
 
 
 def _escape_data(text: str) -> str:

@@ -13,6 +13,7 @@ from endstate_harness.errors import SandboxError
 from endstate_harness.sandbox.choice import (
     DEFAULT_KIND,
     LOCAL_WARNING,
+    WALLED_NOTE,
     SandboxChoice,
     SandboxKind,
     resolve_sandbox,
@@ -23,7 +24,8 @@ SandboxOption = Annotated[
     typer.Option(
         "--sandbox",
         help="Where the task's code runs: auto (Docker when a Docker run can start, see "
-        "`sandbox status`; else local), docker, or local (no isolation).",
+        "`sandbox status`; else local), docker, or local (walled in by bubblewrap where it "
+        "can start, else no isolation).",
     ),
 ]
 ImageOption = Annotated[
@@ -55,7 +57,7 @@ def choose(
     if not quiet:
         _err(choice.header())
         if choice.kind == "local":
-            _err(f"note: {LOCAL_WARNING}")
+            _err(f"note: {WALLED_NOTE if choice.walls() == 'bubblewrap' else LOCAL_WARNING}")
     return choice
 
 

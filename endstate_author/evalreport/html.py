@@ -83,7 +83,8 @@ def _row(run: Run, row: dict[str, Any]) -> str:
         f'<summary role="row"><span>{escape(str(row["task_id"]))}</span>'
         f"<span>{int(row.get('attempt', 0)) + 1}</span>"
         f"<span>{escape(str(row.get('category', '')))}</span>"
-        f'<span class="{mark}">{mark}</span><span>{row.get("steps", 0)}</span>'
+        f'<span class="{mark}">{mark}{_unwalled(row, mark)}</span>'
+        f'<span>{row.get("steps", 0)}</span>'
         f"<span>{int(usage.get('total_tokens', 0)):,}</span>"
         f"<span>{units.seconds(float(row.get('wall_clock_s', 0.0)))}</span></summary>"
     )
@@ -106,6 +107,11 @@ def _row(run: Run, row: dict[str, Any]) -> str:
         body.append(f"<p>{escape(str(row['reason']))}</p>")
     body.append("<h4>Transcript</h4>" + _transcript(run, row))
     return f'<details class="task">{summary}<div class="body">{"".join(body)}</div></details>'
+
+
+def _unwalled(row: dict[str, Any], mark: str) -> str:
+    """" (no walls)" after a verdict graded where the agent's code could reach the host."""
+    return " (no walls)" if row.get("walls") == "none" and mark != "ERROR" else ""
 
 
 def _latencies(run: Run) -> list[float]:

@@ -192,6 +192,7 @@ def results_json(
                 "killed": r.killed,
                 "model": r.model,
                 "sandbox": r.sandbox,
+                "walls": r.walls,
                 "tree_hash": r.tree_hash,
                 "session_id": r.session_id,
                 "checks": [c.model_dump() for c in r.checks],
@@ -206,6 +207,7 @@ def results_json(
         "sandbox": suite.sandbox,
         "sandbox_image": facts.sandbox.get("image"),
         "sandbox_reason": facts.sandbox.get("reason"),
+        "walls": suite.walls,
         "repeat": suite.repeat,
         "summary": summarise_suite(suite, prices),
         "results": rows,
@@ -228,7 +230,7 @@ def render_markdown(
     suite: SuiteResult, prices: Prices | None = None, facts: RunFacts | None = None
 ) -> str:
     s = summarise_suite(suite, prices)
-    where = where_ran(suite.sandbox, (facts or RunFacts()).sandbox.get("image"))
+    where = where_ran(suite.sandbox, (facts or RunFacts()).sandbox.get("image"), suite.walls)
     est = " (est.)" if s["tokens_estimated"] else ""
     cost = "unknown" if s["cost_per_run_usd"] is None else f"${s['cost_per_run_usd']:.4f}"
     lines = [
@@ -293,6 +295,8 @@ def render_markdown(
     ]
     for r in suite.results:
         verdict = "ERROR" if r.error else ("pass" if r.passed else "FAIL")
+        if r.walls == "none" and not r.error:
+            verdict += " (no walls)"  # graded where the agent's code could reach the host
         lines.append(
             f"| `{r.task_id}` | {r.attempt + 1} | {r.category} | {verdict} | {r.stop_reason}"
             f"{' (timeout)' if r.timed_out else ''} | {r.steps} | {r.usage.total_tokens:,} | "

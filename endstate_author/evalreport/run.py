@@ -34,7 +34,9 @@ class Run:
     @property
     def where(self) -> str:
         """Where the run ran: ``docker (image)``, ``local (not isolated)``."""
-        return where_ran(self.data.get("sandbox"), self.data.get("sandbox_image"))
+        return where_ran(
+            self.data.get("sandbox"), self.data.get("sandbox_image"), self.data.get("walls")
+        )
 
     @property
     def summary(self) -> dict[str, Any]:

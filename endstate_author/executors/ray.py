@@ -27,7 +27,7 @@ from endstate_author.prove.messages import diagnostics as check_diagnostics
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
 from endstate_author.prove.run import load_for_prove, prove_task
 from endstate_harness.agent.session import SessionStore
-from endstate_harness.runner import SuiteResult, TaskResult
+from endstate_harness.runner import SuiteResult, TaskResult, walls_header
 from endstate_harness.task import Task
 
 MAX_RETRIES = 2
@@ -379,6 +379,7 @@ def _run_suite(
         provider=provider_name,
         model=next((r.model for r in done if r.model), ""),
         sandbox=sandbox,
+        walls=walls_header(run_kwargs.get("sandbox")),
         repeat=repeat,
         results=done,
     )

@@ -46,6 +46,8 @@ class TreeEntry:
     is_symlink: bool
     is_dir: bool
     size: int
+    special: bool = False
+    """A fifo, socket or device: never opened (a fifo would block the reader)."""
 
     @property
     def path(self) -> Path:
@@ -73,10 +75,11 @@ def walk_tree(root: Path, *, max_entries: int = 200_000) -> dict[str, TreeEntry]
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
+                special = not (is_link or is_dir or entry.is_file(follow_symlinks=False))
                 size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
-            out[rel] = TreeEntry(rel, full, is_link, is_dir, size)
+            out[rel] = TreeEntry(rel, full, is_link, is_dir, size, special)
             if is_dir and not is_link:
                 stack.append(full)
     return out
@@ -288,8 +291,9 @@ class TaskContext:
         return self.tree(SOLUTION_DIR)
 
     def files(self, name: str) -> dict[str, TreeEntry]:
-        """Regular files (and symlinks) of a tree, without directories."""
-        return {rel: e for rel, e in self.tree(name).items() if not e.is_dir}
+        """Regular files (and symlinks) of a tree, without directories or special files
+        (ES414 reports those)."""
+        return {rel: e for rel, e in self.tree(name).items() if not (e.is_dir or e.special)}
 
     def has_dir(self, name: str) -> bool:
         path = self.root / name

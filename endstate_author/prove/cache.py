@@ -17,7 +17,7 @@ from endstate_author.config import Config
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
 from endstate_author.redteam.probe_store import PROBES_DIR
-from endstate_author.taskhash import TASK_PARTS, feed_tree
+from endstate_author.taskhash import ANY_NAME, TASK_PARTS, feed_tree
 from endstate_harness.task import Task
 
 
@@ -53,6 +53,7 @@ def fingerprint(task: Task, options: ProveOptions) -> str:
                 __version__,
                 options.sandbox.kind,
                 options.sandbox.image,
+                options.sandbox.walls(),  # graded behind walls or not: another proof
                 sorted(options.only),
                 options.repeat,
                 options.mutants,
@@ -128,10 +129,12 @@ def _feed_solution(digest: hashlib._Hash, root: Path) -> None:
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         if path.is_symlink():
-            digest.update(f"L solution/{rel} {os.readlink(path)}\n".encode())
+            digest.update(f"L solution/{rel} {os.readlink(path)}\n".encode(errors=ANY_NAME))
         elif path.is_file():
-            digest.update(f"F solution/{rel}\n".encode())
+            digest.update(f"F solution/{rel}\n".encode(errors=ANY_NAME))
             digest.update(without_markers(path.read_bytes()))
+        elif not path.is_dir():
+            digest.update(f"S solution/{rel}\n".encode(errors=ANY_NAME))
 
 
 def mutant_base(task: Task, sandbox: Sequence[str]) -> str:
@@ -149,7 +152,7 @@ def mutant_base(task: Task, sandbox: Sequence[str]) -> str:
 
 
 def mutant_key(base: str, mutant_id: str, content: bytes | None) -> str:
-    digest = hashlib.sha256(f"{base}\0{mutant_id}\0".encode())
+    digest = hashlib.sha256(f"{base}\0{mutant_id}\0".encode(errors=ANY_NAME))
     digest.update(without_markers(content) if content is not None else b"\0left out")
     return digest.hexdigest()
 

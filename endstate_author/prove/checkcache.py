@@ -41,7 +41,7 @@ class Fingerprints:
         # --strict decides a warning's severity (ES912), --mutants which mutants run
         self.head = json.dumps(
             [__version__, options.sandbox.kind, options.sandbox.image, options.strict,
-             options.mutants]
+             options.mutants, options.sandbox.walls()]
         )
         self._parts: dict[str, str] = {}
 
@@ -62,7 +62,7 @@ class Fingerprints:
     def key(self, group: str, check: str) -> str:
         parts = {name: self.part(name) for name in inputs_of(group)}
         blob = json.dumps([self.head, group, check, parts], sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return hashlib.sha256(blob.encode(errors="surrogateescape")).hexdigest()
 
 
 def _path(key: str) -> Path:

@@ -55,6 +55,9 @@ class CheckResult:
     grader reported it."""
     unrun: bool = False
     """Left unrun by a bound (the mutant time budget): no result, never cached."""
+    walls: str = ""
+    """What walled the code it ran in: ``docker``, ``bubblewrap``, ``none`` (graded without
+    walls: the local sandbox where bubblewrap cannot start); "" when it ran none."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -65,6 +68,8 @@ class CheckResult:
         }
         if self.tests is not None:
             data["tests"] = self.tests
+        if self.walls == "none":
+            data["walls"] = "none"
         return data
 
 
@@ -82,12 +87,20 @@ class TaskProof:
     node: str = ""
     """The cluster node that proved it (``--executor ray``); empty when proved here."""
 
+    @property
+    def walls(self) -> str:
+        """``none`` when any of its checks ran without walls, else what walled them in."""
+        kinds = {c.walls for c in self.checks if c.walls}
+        return "none" if "none" in kinds else (kinds.pop() if len(kinds) == 1 else "")
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "task": self.task_id,
             "path": str(self.path),
             "checks": [c.to_json() for c in self.checks],
         }
+        if self.walls:
+            data["walls"] = self.walls
         if self.mutation is not None:
             data["mutation_score"] = self.mutation
         if self.node:

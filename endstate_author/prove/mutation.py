@@ -86,7 +86,7 @@ class MutantSet:
 
 
 def _stable_id(*parts: str) -> str:
-    return "m" + hashlib.sha1("\0".join(parts).encode()).hexdigest()[:8]
+    return "m" + hashlib.sha1("\0".join(parts).encode(errors="surrogateescape")).hexdigest()[:8]
 
 
 def _files(root: Path) -> Iterator[tuple[str, Path]]:
@@ -148,7 +148,8 @@ def generate(fixture: Path, solution: Path) -> MutantSet:
     unique: list[Mutant] = []
     ids: set[str] = set()
     for m in mutants:
-        key = m.path.encode() + b"\0" + (m.content if m.content is not None else b"\0drop")
+        key = m.path.encode(errors="surrogateescape") + b"\0" + (
+            m.content if m.content is not None else b"\0drop")
         if key in seen or m.id in ids:
             continue
         seen.add(key)

@@ -27,6 +27,7 @@ from endstate_author.prove.model import (
 )
 from endstate_author.prove.sandbox import prestart
 from endstate_author.rules.es3_assertions import verdict_in_process
+from endstate_author.rules.es4_directory import unusable_entry
 from endstate_harness.graders import grader_search_paths
 from endstate_harness.process import reaper
 from endstate_harness.task import Task, TaskError, load_task
@@ -91,13 +92,15 @@ def static_warnings(root: Path, suite_root: Path) -> list[Diagnostic]:
 
     ES311: a task whose test verdict is decided in the agent's process proves clean against
     the probes prove knows, yet a payload aimed at the runner could still pass it; the proof
-    says so (a warning, not a failed check), as lint does. The suite's configuration applies.
+    says so (a warning, not a failed check), as lint does. ES414: an entry of the task's
+    trees no sandbox can use (a fifo, a name that is not UTF-8 or is too long), which is why
+    checks of it could not run. The suite's configuration applies.
     """
     config = discover(suite_root)
     ctx = TaskContext(root, suite_root=suite_root, config=config)
     return [
         config.apply(d)
-        for d in verdict_in_process(ctx)
+        for d in [*verdict_in_process(ctx), *unusable_entry(ctx)]
         if config.enabled(d.code, root.name)
     ]
 
@@ -246,7 +249,8 @@ def prove_task(
             options.only,
             mutant_limit=options.mutants,
             strict=options.strict,
-            sandbox_key=(options.sandbox.kind, options.sandbox.image or ""),
+            sandbox_key=(options.sandbox.kind, options.sandbox.image or "",
+                         options.sandbox.walls()),
             use_cache=options.use_cache,
             mutant_budget=options.mutant_budget,
         )
@@ -261,6 +265,10 @@ def prove_task(
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
     checks = _moot(_merge_repeats(runs)) if runs and runs[0] else []
+    walls = options.sandbox.walls()  # part of every cache key, so a cached check's too
+    for check in checks:  # every check grades in a sandbox: say what walled it in
+        if check.outcome != "skipped":
+            check.walls = walls
     checks.extend(skipped_notes(task, options.only, options.mutants))
     proof = TaskProof(task.id, root, checks)
     mutation = mutants.score(task, options.mutants, checks)
@@ -276,6 +284,26 @@ def prove_task(
     return proof
 
 
+def _failed_proof(root: Path, exc: Exception) -> TaskProof:
+    """A task whose proving failed inside prove itself: unassessed (ES908), with the error,
+    beside the static findings that may say why (an entry no sandbox can use, ES414)."""
+    why = f"{type(exc).__name__}: {exc}".encode("utf-8", "surrogateescape").decode(
+        "utf-8", "backslashreplace")
+    result = CheckResult(
+        "prove", "directions", "unassessed", code="ES908",
+        detail=f"proving this task failed in prove itself, so nothing was proved: {why} "
+        "(please report it)",
+    )
+    proof = TaskProof(root.name, root, [result])
+    proof.diagnostics.append(messages.diagnostic_at(
+        root, "ES908", messages.message("ES908", [result]), None))
+    try:
+        proof.diagnostics.extend(static_warnings(root, root.parent))
+    except Exception:  # the static findings are a courtesy here, not a second failure
+        pass
+    return proof
+
+
 def prove_paths(
     paths: Sequence[Path],
     options: ProveOptions,
@@ -288,7 +316,12 @@ def prove_paths(
         try:
             for root, suite in targets:
                 interrupts.check()
-                proof = prove_task(root, options, pool if options.jobs > 1 else None, suite)
+                try:
+                    proof = prove_task(root, options, pool if options.jobs > 1 else None, suite)
+                except Exception as exc:  # one task's own failure must not stop the others
+                    if interrupts.INTERRUPTED.is_set():
+                        raise
+                    proof = _failed_proof(root, exc)
                 proofs.append(proof)
                 if on_task is not None:
                     on_task(proof)

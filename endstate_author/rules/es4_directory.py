@@ -669,3 +669,70 @@ def defect_touches_stray_file(ctx: TaskContext) -> Iterator[Diagnostic]:
                 "the solution changes)",
                 entry.path,
             )
+
+
+NAME_LIMIT = 200
+"""Bytes a name of a task's tree may have: 255 is the file system's limit, and the harness's
+copies add to names (a compiled cache's ``.cpython-311.pyc``, a mutant's suffix)."""
+PATH_LIMIT = 3000
+"""Bytes a path of a task's tree may have: 4096 is the limit, and every copy is made under a
+scratch folder (and, in Docker, ``/work``)."""
+
+
+def _shown(rel: str) -> str:
+    """``rel`` printable: bytes that are not UTF-8 as ``\\xff`` escapes, a long name cut."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text if len(text) <= 120 else f"{text[:60]}…{text[-40:]}"
+
+
+def _odd(entry: TreeEntry) -> str | None:
+    """Why an entry of a task's tree cannot be used, or None."""
+    try:
+        rel = entry.rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return ("its name is not UTF-8: task.json, prompt.md and the graders cannot name it, "
+                "reports cannot show it, and many systems cannot check it out (rename it)")
+    if entry.special:
+        return ("it is a fifo, socket or device, not a file, folder or link: no sandbox can "
+                "copy it, so no check of the task can run (remove it)")
+    longest = max(len(part) for part in rel.split(b"/"))
+    if longest > NAME_LIMIT:
+        return (f"a name in it is {longest} bytes: the harness's copies add to names, and a "
+                f"name over 255 bytes cannot be made (keep names under {NAME_LIMIT} bytes)")
+    if len(rel) > PATH_LIMIT:
+        return (f"its path is {len(rel)} bytes: every copy is made under a scratch folder, and "
+                f"a path over 4096 bytes cannot be made (keep paths under {PATH_LIMIT} bytes)")
+    return None
+
+
+@rule("ES414", "unusable-entry")
+def unusable_entry(ctx: TaskContext) -> Iterator[Diagnostic]:
+    """An entry of fixture/, holdout/, solution/ or a defect that no sandbox can use.
+
+    ## What it checks
+    Every name and entry of the task's trees (links never followed): a name that is not
+    UTF-8, a fifo, socket or device, a name over 200 bytes, a path over 3000 bytes.
+
+    ## Why it matters
+    The sandbox copies these trees for every check. A fifo cannot be copied, so no check
+    of the task runs; a name close to the file system's limit cannot be copied once the
+    harness adds a suffix or a scratch folder; a name that is not UTF-8 cannot be named in
+    task.json, prompt.md or a report. The finding is for this task alone: the other tasks of
+    the suite are linted and proved as usual.
+
+    ## Example
+    `solution/notes-\\xff.txt` (a Latin-1 name), `fixture/pipe` (a fifo left by a test run).
+
+    ## Fix
+    Rename the file (UTF-8, shorter), or delete it.
+    """
+    trees = [*TREES, *(f"defects/{name}" for name in ctx.defects)]
+    for tree in trees:
+        reported: list[str] = []
+        for rel, entry in sorted(ctx.tree(tree).items()):
+            if any(rel.startswith(done + "/") for done in reported):
+                continue  # what is below a reported entry says nothing more
+            why = _odd(entry)
+            if why is not None:
+                reported.append(rel)
+                yield ctx.at_file("ES414", f"{tree}/{_shown(rel)}: {why}", ctx.manifest_path)

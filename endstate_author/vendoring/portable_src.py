@@ -97,14 +97,14 @@ JudgeProcess = Any
 """The judge's process: always a fresh one here (no warm interpreter in a vendored copy)."""
 
 
-def _start_judge(config_json: str, trusted: Path, report_w: int, direct: Any = None) -> Any:
+def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -> Any:
     """The judge as a fresh process: a vendored copy has no warm interpreter to fork from.
-    Its stdin and stdout are pipes to this process, or ``direct`` (the child's own)."""
+    Its stdin and stdout are ``control``, where it says it is ready and takes the channel."""
     return subprocess.Popen(
         judge_argv(config_json),
         cwd=trusted,
-        stdin=direct[0] if direct is not None else subprocess.PIPE,
-        stdout=direct[1] if direct is not None else subprocess.PIPE,
+        stdin=control,
+        stdout=control,
         stderr=subprocess.DEVNULL,
         pass_fds=(report_w,),
         env=judge_env(),

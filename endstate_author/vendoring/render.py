@@ -71,7 +71,9 @@ def _drops(module: str, drop: set[str]) -> bool:
     return any(module == d or module.startswith(d + ".") for d in drop)
 
 
-JUDGE_MODULES = ("wire", "proxies", "remote", "assertions", "finder", "witness", "main")
+JUDGE_MODULES = (
+    "wire", "proxies", "remote", "assertions", "finder", "witness", "trusted", "main",
+)  # fmt: skip
 """The judge process's modules, each after those it imports (checked by :func:`judge_source`)."""
 
 

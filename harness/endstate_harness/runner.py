@@ -74,6 +74,9 @@ class TaskResult(BaseModel):
     tree_hash: str = ""
     model: str = ""
     sandbox: str = ""
+    walls: str = ""
+    """What walled the agent's code in: ``docker``, ``bubblewrap`` or ``none`` (the local
+    sandbox where bubblewrap cannot start: graded without walls); "" when no sandbox started."""
     timed_out: bool = False
     killed: bool = False
     session_id: str = ""
@@ -93,6 +96,8 @@ class SuiteResult(BaseModel):
     provider: str = ""
     model: str = ""
     sandbox: str = ""
+    walls: str = ""
+    """The sandbox's walls, as its header says (``local (no walls: …)``, say)."""
     repeat: int = 1
     results: list[TaskResult] = Field(default_factory=list)
 
@@ -151,8 +156,11 @@ def run_task(
     sandbox_name = sandbox.label
     maker = sandbox
 
+    walled: list[str] = [""]  # filled in once the sandbox has started
+
     def errored(message: str, run: RunResult | None = None) -> TaskResult:
         result = _result(task, run, attempt, sandbox_name, started)
+        result.walls = walled[0]
         result.passed = False
         result.error = message
         result.reason = message
@@ -160,6 +168,7 @@ def run_task(
 
     def failed(message: str, run: RunResult | None = None) -> TaskResult:
         result = _result(task, run, attempt, sandbox_name, started)
+        result.walls = walled[0]
         result.passed = False
         result.reason = message
         return result
@@ -180,6 +189,7 @@ def run_task(
             return errored(f"sandbox error: {exc}")
         except Exception as exc:
             return errored(f"sandbox error: {type(exc).__name__}: {exc}")
+        walled[0] = box.walls()
         try:
             run = _drive(
                 task,
@@ -234,6 +244,7 @@ def run_task(
         if required:
             verdict = verdict.merged_with(Verdict.from_checks(required))
         result = _result(task, run, attempt, sandbox_name, started)
+        result.walls = walled[0]
         result.passed = verdict.passed
         result.reason = verdict.reason
         result.checks = verdict.checks
@@ -425,6 +436,13 @@ def run_suite(
         provider=provider_name,
         model=next((r.model for r in results if r.model), ""),
         sandbox=maker.label if maker is not None else "",
+        walls=walls_header(maker),
         repeat=repeat,
         results=results,
     )
+
+
+def walls_header(maker: Any) -> str:
+    """What the sandbox's header says of its walls ("" for a maker that does not say)."""
+    header = getattr(maker, "header", None)
+    return str(header()).removeprefix("sandbox: ") if callable(header) else ""

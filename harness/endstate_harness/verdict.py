@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+
+def printable(text: str) -> str:
+    """``text`` as valid UTF-8: a path the agent named with bytes that are not UTF-8 (they are
+    surrogates in a ``str``) is shown with ``\\xff`` escapes, so every report can hold it."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 class Check(BaseModel):
@@ -11,6 +19,11 @@ class Check(BaseModel):
     name: str
     passed: bool
     detail: str = ""
+
+    @field_validator("name", "detail")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        return printable(value)
 
     def __str__(self) -> str:
         mark = "pass" if self.passed else "FAIL"
@@ -56,6 +69,11 @@ class Verdict(BaseModel):
     evidence: Evidence | None = None
     """Per-test evidence, from a grader that reports it (``judged_tests``); a merged verdict
     has none (it is no one grader's)."""
+
+    @field_validator("reason")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        return printable(value)
 
     @classmethod
     def ok(cls, reason: str = "", checks: list[Check] | None = None) -> Verdict:

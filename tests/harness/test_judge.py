@@ -27,6 +27,7 @@ from endstate_harness.sandbox.docker.container import IMAGE_ENV, DockerSandbox
 from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.sandbox.tree import file_digests
 from endstate_harness.task import GraderSpec
+from tests.conftest import require_walls
 from tests.harness.grader_fixture import make_task as make_grader_task
 
 CASES = [[2, 3, 5], [10, -4, 6], [0, 0, 0]]
@@ -119,8 +120,12 @@ def add(a, b):
 """
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", "local-no-walls", "docker"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every sandbox the judge runs in: local behind bubblewrap's walls, local without them
+    (the fallback), and Docker."""
+    if request.param == "local":
+        require_walls()
     if request.param == "docker":
         # The image the conftest found (or built); sandboxes made below take it from the env.
         monkeypatch.setenv(IMAGE_ENV, request.getfixturevalue("docker_image"))
@@ -128,8 +133,8 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _box(kind: str, fixture: Path) -> TreeSandbox:
-    if kind == "local":
-        return LocalSandbox(fixture)
+    if kind.startswith("local"):
+        return LocalSandbox(fixture, walls=kind == "local")
     return DockerSandbox(fixture, image=os.environ[IMAGE_ENV], pull=False)
 
 
@@ -181,7 +186,7 @@ def test_the_child_is_talked_to_directly_and_judged_the_same_relayed(
     monkeypatch.setattr(grader, "_pump_to_child", counted)
     direct = [_judge(backend, task, calc) for calc in (None, solution, ALWAYS_EQUAL)]
     assert direct == [False, True, False] and relayed == [], "no relay"
-    monkeypatch.setattr(LocalChannel if backend == "local" else AgentChannel, "direct",
+    monkeypatch.setattr(LocalChannel if backend.startswith("local") else AgentChannel, "direct",
                         lambda self: None)
     assert [_judge(backend, task, calc) for calc in (None, solution, ALWAYS_EQUAL)] == direct
     assert len(relayed) == 3
@@ -245,14 +250,15 @@ def test_class4_a_killed_container_is_a_failure(task: Path, docker_image: str) -
 def test_class5_the_holdout_never_reaches_the_code_under_test(
     backend: str, task: Path, tmp_path: Path
 ) -> None:
-    leak = tmp_path / "leak" if backend == "local" else "/tmp/leak"
+    leak = tmp_path / "leak" if backend.startswith("local") else "/tmp/leak"
     payload = TAKE_THE_HOLDOUT_HOME.format(leak=str(leak))
     for box in _graded(backend, task, payload):
         assert not judged_tests(box).passed
-        if backend == "local":
+        if backend.startswith("local"):
             assert not Path(leak).exists(), "the judge's child saw the holdout"
             in_process_tests_pass(box)  # the in-process runner stages it where the code can read it
-            assert (Path(leak) / "cases.json").exists()
+            # behind the walls the host path is not there to write to; without them it is
+            assert (Path(leak) / "cases.json").exists() == (backend == "local-no-walls")
         else:
             assert "cases.json" not in box.run(f"ls {leak} 2>/dev/null; true").stdout
 

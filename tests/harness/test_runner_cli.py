@@ -43,7 +43,10 @@ def suite_dir(tmp_path: Path) -> Path:
     return suite
 
 
-def test_eval_oracle_local_writes_report_and_results(tmp_path):
+def test_eval_oracle_local_writes_report_and_results(tmp_path, monkeypatch, walls):
+    """With walls and without: the same verdicts, and without walls the header says so and
+    every verdict is marked "no walls" in results.json and the report."""
+    monkeypatch.setenv("ENDSTATE_WALLS", "1" if walls else "0")
     suite = suite_dir(tmp_path)
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"oracle": {"input_per_mtok": 3, "output_per_mtok": 15}}))
@@ -66,9 +69,15 @@ def test_eval_oracle_local_writes_report_and_results(tmp_path):
     # the plain oracle writes solution/: it passes the bug fix and fails the permissioning
     # task, which measures a refusal, not files (exit 1: a failure, no error)
     assert result.exit_code == 1, result.output
-    assert "no isolation" in result.output
+    if walls:
+        assert "sandbox: local (walled by bubblewrap)" in result.output
+    else:
+        assert "local (no walls: turned off (ENDSTATE_WALLS=0))" in result.output
+        assert "no isolation" in result.output
     data = json.loads((out / "results.json").read_text())
     rows = data["results"]
+    assert [r["walls"] for r in rows] == ["bubblewrap" if walls else "none"] * 2
+    assert ("no walls" in data["walls"]) is not walls
     assert [r["task_id"] for r in rows] == ["fix-add", "perm"]
     for key in (
         "task_id",
@@ -89,6 +98,7 @@ def test_eval_oracle_local_writes_report_and_results(tmp_path):
     assert data["summary"]["pass_rate"] == 0.5 and data["summary"]["cost_usd"] > 0
     report = (out / "report.md").read_text()
     assert "| permissioning | 0 | 1 | 0% |" in report
+    assert ("| pass (no walls) |" in report and "| FAIL (no walls) |" in report) is not walls
     assert (out / "sessions.sqlite3").exists()
 
 
@@ -374,7 +384,8 @@ def test_eval_without_a_docker_daemon_says_so_once(tmp_path, monkeypatch):
     assert asked.output.count("no Docker daemon answers") == 1
     assert "Traceback" not in asked.output
     auto = runner.invoke(app, ["eval", str(suite), "--provider", "oracle"])
-    assert "sandbox: local: no Docker daemon answers" in auto.output, auto.output
+    assert "sandbox: local (walled by bubblewrap): no Docker daemon answers" in auto.output \
+        or "sandbox: local (no walls: " in auto.output, auto.output
     assert auto.exit_code in (0, 1) and "Traceback" not in auto.output
 
 

@@ -20,22 +20,9 @@ from endstate_harness.sandbox.base import PathEscapeError, SandboxError, defer_s
 from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.sandbox.snapshot import read_snapshot
 from tests.conftest import make_fixture_tree
+from tests.support import procs
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
-
-
-def _gone(pid: int, within_s: float = 5.0) -> bool:
-    """Whether ``pid`` is dead (or a zombie awaiting its reaper) within ``within_s``."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # ----------------------------------------------------------------------------- confine
@@ -193,7 +180,7 @@ def test_the_fixture_snapshot_is_that_of_a_pruned_copy(tmp_path: Path, fixture_t
     os.symlink(fixture_tree, linked)  # a task whose fixture/ is a link to its folder
     for source in (fixture_tree, linked):
         with LocalSandbox(source, scratch_root=tmp_path / "scratch") as sb:
-            assert sorted(p.name for p in sb.scratch.iterdir()) == ["home", "live"]
+            assert sorted(p.name for p in sb.scratch.iterdir()) == ["home", "live", "tmp"]
             snapshot = sb._fixture_snapshot
             assert snapshot is not None and snapshot.entries == expected.entries  # bits, links
             assert sb.fixture_files() == {
@@ -323,22 +310,24 @@ def test_run_has_a_clean_deterministic_env(
         assert failed.exit_code == 3 and failed.stderr == "oops\n" and not failed.ok
 
 
-def test_timeout_kills_the_whole_group(fixture_tree: Path) -> None:
-    with LocalSandbox(fixture_tree) as sb:
+def test_timeout_kills_the_whole_group(fixture_tree: Path, walls: bool) -> None:
+    mark = procs.token()
+    with LocalSandbox(fixture_tree, walls=walls) as sb:
         began = time.monotonic()
-        result = sb.run("sleep 30 & echo $! > bg.pid; sleep 30", timeout_s=1)
+        result = sb.run(f"sleep {mark} & sleep 30", timeout_s=1)
         elapsed = time.monotonic() - began
         assert result.timed_out and result.exit_code == 124 and not result.ok
         assert elapsed < 20, "the 1 s timeout did not end a 30 s command"
-        assert _gone(int((sb.live / "bg.pid").read_text()))
+        assert procs.gone(mark)
 
 
-def test_background_child_does_not_outlive_its_command(fixture_tree: Path) -> None:
-    with LocalSandbox(fixture_tree) as sb:
+def test_background_child_does_not_outlive_its_command(fixture_tree: Path, walls: bool) -> None:
+    mark = procs.token()
+    with LocalSandbox(fixture_tree, walls=walls) as sb:
         began = time.monotonic()
-        result = sb.run("sleep 30 & echo $!")
+        result = sb.run(f"sleep {mark} & echo started")
         assert result.ok and time.monotonic() - began < 3
-        assert _gone(int(result.stdout))
+        assert procs.gone(mark)
 
 
 def test_output_is_capped(fixture_tree: Path) -> None:
@@ -352,6 +341,7 @@ def test_output_is_capped(fixture_tree: Path) -> None:
 def test_ctrl_c_during_run_kills_the_group(fixture_tree: Path) -> None:
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("SIGALRM can only interrupt the main thread")
+    mark = procs.token()
     with LocalSandbox(fixture_tree) as sb:
 
         def interrupt(_signum: int, _frame: object) -> None:
@@ -361,11 +351,11 @@ def test_ctrl_c_during_run_kills_the_group(fixture_tree: Path) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0.5)
         try:
             with pytest.raises(KeyboardInterrupt):
-                sb.run("sleep 30 & echo $! > bg.pid; sleep 30")
+                sb.run(f"sleep {mark} & sleep 30")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
-        assert _gone(int((sb.live / "bg.pid").read_text()))
+        assert procs.gone(mark)
 
 
 def test_sigterm_removes_the_scratch_folder(fixture_tree: Path, tmp_path: Path) -> None:
@@ -421,22 +411,27 @@ def test_exit_watch_without_pidfd(fixture_tree: Path, monkeypatch: pytest.Monkey
         raise OSError("pidfd_open unavailable")
 
     monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    mark = procs.token()
     with LocalSandbox(fixture_tree) as sb:
-        result = sb.run("sleep 30 & echo $!; echo done >&2")
+        result = sb.run(f"sleep {mark} & echo done >&2")
         assert result.ok and result.stderr == "done\n"
-        assert _gone(int(result.stdout))
+        assert procs.gone(mark)
         assert sb.run("sleep 30", timeout_s=0.5).timed_out
 
 
-def test_a_process_escaping_the_group_does_not_hang_run(fixture_tree: Path) -> None:
-    """setsid leaves the group (a documented limit of the local sandbox): run still returns."""
-    with LocalSandbox(fixture_tree) as sb:
+def test_a_process_escaping_the_group_does_not_hang_run(fixture_tree: Path, walls: bool) -> None:
+    """setsid leaves the group: without walls it outlives the command (a documented limit),
+    but run still returns; behind the walls it dies with the command's PID namespace."""
+    mark = procs.token()
+    with LocalSandbox(fixture_tree, walls=walls) as sb:
         began = time.monotonic()
-        result = sb.run("setsid sleep 30 & echo $!")
+        result = sb.run(f"setsid sleep {mark} & echo started")
         try:
             assert result.ok and time.monotonic() - began < 5
+            if walls:
+                assert procs.gone(mark), "a setsid escape outlived a walled command"
         finally:
-            os.kill(int(result.stdout), signal.SIGKILL)
+            procs.kill_marked(mark)
 
 
 # ----------------------------------------------------------------------------- deferred signals

@@ -26,11 +26,12 @@ from endstate_author.probes.catalogue import PROBES, injection_targets
 from endstate_harness import graders
 from endstate_harness.graders.unittest_grader import build_command
 from endstate_harness.process import zygote as warm
-from endstate_harness.sandbox import scratch
+from endstate_harness.sandbox import recognise, scratch
 from endstate_harness.sandbox import warm as sandbox_warm
 from endstate_harness.sandbox.base import COMMAND_ENV, ExecResult
 from endstate_harness.sandbox.local import LocalSandbox
 from tests.harness.grader_fixture import UNITTEST_COMMAND, make_task
+from tests.support import procs
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", **COMMAND_ENV}
@@ -46,8 +47,8 @@ def _zygote_pids() -> set[int]:
 
 
 def _run(fixture: Path, command: str, files: dict[str, str] | None = None,
-         timeout_s: float = 60) -> ExecResult:
-    with LocalSandbox(fixture) as box:
+         timeout_s: float = 60, walls: bool | None = None) -> ExecResult:
+    with LocalSandbox(fixture, walls=walls) as box:
         for rel, text in (files or {}).items():
             box.write_text(rel, text)
         box.seal()
@@ -69,7 +70,7 @@ def _both_ways(monkeypatch: pytest.MonkeyPatch, *args: object, **kwargs: object)
 
 
 def test_what_is_recognised_and_what_is_not() -> None:
-    if not sandbox_warm._SH_IS_DASH:
+    if not recognise._SH_IS_DASH:
         pytest.skip("/bin/sh is not dash here: shell commands always run fresh")
     judge_child = sandbox_warm.recognise_argv(["python3", "-s", "-S", "-B", "-c", "import json"],
                                               ENV)
@@ -111,7 +112,7 @@ def test_the_fast_word_split_agrees_with_shlex_on_every_command() -> None:
             return None
         rendered = []
         for word in words:
-            m = sandbox_warm._KEPT.fullmatch(word)
+            m = recognise._KEPT.fullmatch(word)
             same = m is not None and m.group(1) == m.group(2) == m.group(3)
             rendered.append(f'${{{m.group(1)}+"{m.group(1)}=${m.group(1)}"}}' if m and same
                             else shlex.quote(word))
@@ -134,7 +135,7 @@ def test_the_fast_word_split_agrees_with_shlex_on_every_command() -> None:
             by_shlex = canonical(shlex.split(command), command)
         except ValueError:
             by_shlex = None
-        by_regex = canonical(sandbox_warm._canonical_words(command), command)
+        by_regex = canonical(recognise._canonical_words(command), command)
         assert by_regex == by_shlex, repr(command)
         recognised += by_shlex is not None
     assert recognised > 5000, "the corpus must hold canonical commands too"
@@ -191,16 +192,15 @@ def test_a_tree_that_shadows_a_preloaded_module_runs_fresh(
     assert _both_ways(monkeypatch, task / "fixture", command, json_shadow).stdout == "tree json\n"
 
 
-def test_a_timeout_still_kills_the_whole_group(task: Path) -> None:
-    program = ("import os, time\nif os.fork() == 0:\n    time.sleep(60)\n"
-               "print(os.getpid(), flush=True)\ntime.sleep(60)")
-    with LocalSandbox(task / "fixture") as box:
+def test_a_timeout_still_kills_the_whole_group(task: Path, walls: bool) -> None:
+    mark = procs.token()  # the run and its child carry it as their name, seen from the host
+    program = (f"import os, time\nopen('/proc/self/comm', 'w').write({mark!r})\n"
+               "if os.fork() == 0:\n    time.sleep(60)\nprint('up', flush=True)\ntime.sleep(60)")
+    with LocalSandbox(task / "fixture", walls=walls) as box:
         result = box.run("python3 -s -S -B -c " + shlex.quote(program), timeout_s=1)
-    assert result.timed_out
-    pid = int(result.stdout.split()[0])
+    assert result.timed_out and result.stdout == "up\n"
     assert _zygote_pids(), "the warm runner was not used"
-    assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
-    assert all(_state(p) in ("", "Z") for p in _children_of(pid))
+    assert procs.gone(mark), "a process of the timed-out run outlived it"
 
 
 def _state(pid: int) -> str:
@@ -309,18 +309,25 @@ def test_off_means_no_zygote_and_a_dead_one_is_replaced(
 
 
 def test_a_run_that_stops_its_zygote_does_not_hang_the_next(
-    task: Path, monkeypatch: pytest.MonkeyPatch
+    task: Path, monkeypatch: pytest.MonkeyPatch, walls: bool
 ) -> None:
+    """Without walls a run's parent is its zygote, which it can stop: the harness kills it and
+    starts another. Behind the walls the run's parent is the first process of its own PID
+    namespace, where a SIGSTOP from inside does not land, and the zygote is out of reach."""
     monkeypatch.setattr(sandbox_warm, "ANSWER_S", 1.0)
     sandbox_warm._REGISTRY.close()
     program = "import os, signal, sys\nif sys.argv[1:] == ['stop']:\n" \
         "    os.kill(os.getppid(), signal.SIGSTOP)\nprint('ok')"
     command = "python3 -s -S -B -c " + shlex.quote(program)
     started = time.monotonic()
-    _run(task / "fixture", command + " stop", timeout_s=20)
+    _run(task / "fixture", command + " stop", timeout_s=20, walls=walls)
     assert time.monotonic() - started < 15, "the harness waited on the stopped zygote"
-    assert not _zygote_pids(), "the stopped zygote was killed"
-    assert _run(task / "fixture", command, timeout_s=20).stdout == "ok\n"
+    if walls:
+        (pid,) = _zygote_pids()
+        assert _state(pid) not in ("T", "t"), "a walled run stopped its zygote"
+    else:
+        assert not _zygote_pids(), "the stopped zygote was killed"
+    assert _run(task / "fixture", command, timeout_s=20, walls=walls).stdout == "ok\n"
     assert _zygote_pids(), "a new zygote serves the next run"
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,39 @@ def test_a_link_where_a_folder_goes_is_replaced_not_entered(tmp_path: Path) -> N
     assert list(host.iterdir()) == []
     assert (dst / "pkg").is_dir() and not (dst / "pkg").is_symlink()
     assert (dst / "pkg" / "deep" / "big.bin").stat().st_size == 3 << 20
+
+
+REMOVE_UNDER_A_READ_ONLY_PARENT = """\
+import os, stat, sys
+from pathlib import Path
+from endstate_harness.sandbox.tree import remove_tree
+parent = Path(sys.argv[1])
+remove_tree(parent / "tree")
+print(oct(stat.S_IMODE(os.stat(parent).st_mode)), (parent / "tree").exists(),
+      (parent / "tree" / "ro").exists())
+"""
+
+
+def test_removing_a_tree_never_changes_the_folder_holding_it(tmp_path: Path) -> None:
+    """The harness may widen permissions inside a tree it removes (an agent's read-only
+    folders), never on the folder holding it: before, a root that could not be removed had its
+    parent chmod-ed to 0700 (/tmp or /dev/shm, for a scratch folder). Run without the power to
+    ignore permissions (root with every capability dropped)."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv to drop the capabilities that ignore permissions")
+    parent = tmp_path / "holder"
+    (parent / "tree" / "ro").mkdir(parents=True)
+    (parent / "tree" / "ro" / "f").write_text("x")
+    os.chmod(parent / "tree" / "ro", 0o555)
+    os.chmod(parent, 0o555)  # the root cannot leave it; its contents can
+    try:
+        proc = subprocess.run(
+            ["setpriv", "--bounding-set", "-all", "--inh-caps", "-all", "--", sys.executable,
+             "-c", REMOVE_UNDER_A_READ_ONLY_PARENT, str(parent)],
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "harness")},
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ["0o555", "True", "False"], proc.stdout
+    finally:
+        os.chmod(parent, 0o755)

@@ -32,6 +32,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from endstate_harness.sandbox.docker.daemon import PID_LABEL, connect
 from tests.lsp.conftest import SERVER, Session, initialize
 from tests.lsp.test_prove import ended, save, until
+from tests.support import procs
 
 PROVE = (
     f"{sys.executable} -m endstate_author prove --only directions --only holdout "
@@ -48,14 +49,15 @@ ENV = {
 HOLDOUT_FILE = "tests/test_holdout_chunk.py"
 
 
-def holdout(expected: str, pids: Path | None = None, sleep: float = 0.0) -> str:
+def holdout(expected: str, mark: str | None = None, sleep: float = 0.0) -> str:
     """A holdout test of chunk([1], 5); the solution passes it when ``expected`` is [[1]].
-    With ``pids``, every run records its pid there and sleeps ``sleep`` seconds first."""
+    With ``mark``, every run takes it as its name (found from the host whatever walls it is
+    behind: :mod:`tests.support.procs`) and sleeps ``sleep`` seconds first."""
     slow = ""
-    if pids is not None:
+    if mark is not None:
         slow = (
-            f"        import os, time\n"
-            f"        open({str(pids / 'pid-')!r} + str(os.getpid()), 'w').close()\n"
+            f"        import time\n"
+            f"        open('/proc/self/comm', 'w').write({mark!r})\n"
             f"        time.sleep({sleep})\n"
         )
     return (
@@ -166,18 +168,17 @@ async def test_incremental_proof_on_save(client: LanguageClient, tmp_path: Path)
 
     # (e) a slow holdout, then a newer save before its proof ends: the older run is cancelled,
     # its test processes are stopped, and its (passing) results never replace the newer ES902
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    (root / "holdout" / HOLDOUT_FILE).write_text(holdout("[[1]]", pids, sleep=60))
+    mark = procs.token()
+    (root / "holdout" / HOLDOUT_FILE).write_text(holdout("[[1]]", mark, sleep=60))
     save(client, uri)
-    await until(lambda: any(pids.iterdir()), timeout=120)  # the slow check is running
+    await until(lambda: bool(procs.marked(mark)), timeout=120)  # the slow check is running
+    slow = procs.marked(mark)
     (root / "holdout" / HOLDOUT_FILE).write_text(holdout("[[3]]"))
     save(client, uri)
     await proved(client, 5)
     await until(lambda: len(ended(client)) == 6)
     assert "cancelled by a newer save" in ended(client).values()
     await until(lambda: "ES902" in codes_now())
-    slow = [int(p.name.split("-")[1]) for p in pids.iterdir()]
     started = pids_of_runs(client)
     assert len(started) == 6
     # stopped, not finished: the slow test sleeps for a minute

@@ -14,6 +14,7 @@ import pytest
 from endstate_author.assist.proof import cached_proof
 from endstate_author.prove import checkcache
 from endstate_author.prove.model import CheckResult, Job, ProveContext, ProveOptions
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import load_task
 from tests.prove.test_prove import STRICT_HOLDOUT, manifest, outcomes, prove
 from tests.rules.conftest import SOLUTION, TaskBuilder
@@ -88,7 +89,8 @@ def test_holdout_edit_streams_and_spares_the_visible_check(task: Path, tmp_path:
     rc, first, err = prove(str(task), *groups, "--progress-json", cache=cache)
     events = _events(err)
     assert rc == 0 and events[0] == {
-        "event": "sandbox", "kind": "local", "image": None, "reason": "--sandbox local"
+        "event": "sandbox", "kind": "local", "image": None, "reason": "--sandbox local",
+        **SandboxChoice("local", reason="--sandbox local").describe(),  # walls, and why not
     }
     done = [e for e in events if e["event"] == "done"]
     assert len(done) == 4 and not any(e["result"]["cached"] for e in done)  # type: ignore[index]

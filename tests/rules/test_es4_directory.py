@@ -247,3 +247,50 @@ def test_es413_near_misses(make_task: TaskBuilder) -> None:
         },
     )
     assert not [x for x in lint(task) if x.code == "ES413"]
+
+
+# ----- ES414: entries no sandbox can use ------------------------------------------------------
+
+
+def _odd_names(task: Path, tree: str) -> None:
+    """A name that is not UTF-8, a fifo, a 230-byte name, and a path over 3000 bytes."""
+    root = task / tree
+    root.mkdir(parents=True, exist_ok=True)
+    with open(os.fsencode(root) + b"/notes-\xff.txt", "w") as fh:
+        fh.write("x")
+    os.mkfifo(root / "pipe")
+    (root / ("n" * 230 + ".txt")).write_text("x")
+    deep = root.joinpath(*["d" * 200] * 16)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("x")
+
+
+def test_es414_every_kind_in_every_tree(make_task: TaskBuilder) -> None:
+    """Each tree, each kind, one finding each (nothing under a reported folder again); a
+    fifo is never opened (lint would hang on it)."""
+    task = make_task()
+    for tree in ("fixture", "holdout", "solution", "defects/breaks"):
+        _odd_names(task, tree)
+    hits = found(task, "ES414")
+    for tree in ("fixture", "holdout", "solution", "defects/breaks"):
+        mine = [d.message for d in hits if d.message.startswith(f"{tree}/")]
+        assert len(mine) == 4, mine
+        assert any("notes-\\xff.txt" in m and "not UTF-8" in m for m in mine)
+        assert any(m.startswith(f"{tree}/pipe:") and "fifo" in m for m in mine)
+        assert any("is 234 bytes" in m for m in mine)
+        assert any("path is" in m and "bytes" in m for m in mine)
+    assert all(d.severity == "error" and d.file == task / "task.json" for d in hits)
+
+
+def test_es414_near_misses(make_task: TaskBuilder) -> None:
+    """UTF-8 names of any script, a 200-byte name, links (in the tree or dangling) and a
+    path just under the limit are all fine."""
+    task = make_task()
+    root = task / "fixture"
+    (root / "données-числа-数据.txt").write_text("x")
+    (root / ("n" * 200)).write_text("x")
+    os.symlink("README.md", root / "link.md")
+    os.symlink("missing.txt", root / "dangling.txt")
+    deep = root.joinpath(*["d" * 199] * 14)
+    deep.mkdir(parents=True)
+    absent(task, "ES414")

@@ -82,6 +82,15 @@ def solution_oracle(fixture: Path, solution: Path) -> list[Step]:
                 f"{source}: a symlink cannot be written by the write tool; give the task "
                 "an oracle.json"
             )
+        if not source.is_file():  # a fifo would block the read below
+            raise OracleError(f"{source}: not a file (a fifo, socket or device)")
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            raise OracleError(
+                f"{source!r}: a name that is not UTF-8 cannot be written by the write tool; "
+                "give the task an oracle.json"
+            ) from None
         try:
             new = source.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError) as exc:

@@ -15,7 +15,7 @@ _WIRE = _HERE.parent / "graders" / "judge" / "wire.py"
 
 PROGRAMS: dict[str, tuple[Path, ...]] = {
     "unittest_runner": (_HERE / "unittest_runner.py",),
-    "zygote": (_HERE / "zygote.py",),
+    "zygote": (_HERE / "fence.py", _HERE / "zygote.py"),
     "box_runner": (_HERE / "box.py", _HERE / "box_zygote.py", _HERE / "box_runner.py"),
     "judge_child": (_WIRE, _HERE / "judge_child.py"),
 }

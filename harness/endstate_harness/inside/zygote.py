@@ -1,5 +1,7 @@
 """The warm interpreter that runs *inside* a sandbox: shipped as source, never imported.
-Imports nothing beyond ``_io``, ``_socket`` and ``marshal``; Python 3.8+.
+Imports nothing beyond ``_io``, ``_socket`` and ``marshal``; Python 3.8+. Started ``walled``
+(behind bubblewrap, by the local sandbox), every run builds walls of its own before anything
+of it runs (:mod:`endstate_harness.inside.fence`, the first part of this text).
 """
 
 import _io
@@ -7,6 +9,9 @@ import _socket
 import marshal
 import os
 import sys
+
+if "_fence" not in globals():  # imported in a test; shipped, fence.py's text comes first
+    from endstate_harness.inside.fence import _FENCE, _fence, _fence_load, _fence_valid
 
 _SOCKET_MODULE_PRELOADED = False
 _PRCTL = None
@@ -48,6 +53,10 @@ def _exit_code(status):
 
 def _valid_spawn(req, fds):
     if type(req) is not dict or req.get("op") != "spawn" or len(fds) != 3:
+        return False
+    if bool(_FENCE) != ("walls" in req):
+        return False  # a walled zygote forks walled runs only, and only it does
+    if _FENCE and not _fence_valid(req["walls"]):
         return False
     if type(req.get("cwd")) is not str or type(req.get("argv")) is not list:
         return False
@@ -124,6 +133,8 @@ def _zygote():
     sock = _socket.socket(fileno=int(sys.argv[1]))
     if sys.argv[3:4] == ["private"]:
         _private()  # or fail to start: the harness then runs fresh processes
+    elif sys.argv[3:4] == ["walled"]:
+        _fence_load()  # each run builds its own walls (the first part of this text)
     for name in [n for n in sys.argv[2].split(",") if n]:
         try:
             __import__(name)
@@ -132,7 +143,7 @@ def _zygote():
     _SOCKET_MODULE_PRELOADED = "_socket" in sys.argv[2].split(",")
     tops = sorted({n.partition(".")[0] for n in sys.modules})
     sock.send(marshal.dumps({"ready": True, "modules": tops, "cwd": os.getcwd(),
-                             "environ": dict(os.environ)}))
+                             "environ": dict(os.environ), "walled": bool(_FENCE)}))
     space = _socket.CMSG_SPACE(4 * 8)
     folder = _FOLDER
     while True:
@@ -163,19 +174,30 @@ def _zygote():
             sock.send(marshal.dumps({"error": "bad request"}))
             continue
         code = _compiled(req) if req["mode"] == "-c" else None
+        ready = os.pipe() if _FENCE else None
         try:
             pid = os.fork()
         except OSError as exc:
-            for fd in fds:
+            for fd in fds + list(ready or ()):
                 os.close(fd)
             sock.send(marshal.dumps({"error": "fork: " + str(exc)}))
             continue
         if pid == 0:
             sock.close()
+            if ready is not None:
+                os.close(ready[0])
+                _fence(req["walls"], fds, ready[1])  # returns only in the walled run
             return req, fds, code
         for fd in fds:
             os.close(fd)
-        sock.send(marshal.dumps({"pid": pid}))
+        if ready is None:
+            sock.send(marshal.dumps({"pid": pid}))
+            continue
+        # the harness reads whether the run's walls stood; the zygote does not wait for it
+        os.close(ready[1])
+        rights = (_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ready[0].to_bytes(4, sys.byteorder))
+        sock.sendmsg([marshal.dumps({"pid": pid})], [rights])
+        os.close(ready[0])
 
 
 def _become(req, fds):

@@ -222,7 +222,13 @@ def zygote_for(module: str, env: dict[str, str]) -> Zygote | None:
 
 
 def _serve(module_name: str, sock: socket.socket) -> None:
-    """The zygote's loop: fork a run per ``spawn``, reap one per ``reap``; exit on EOF."""
+    """The zygote's loop: fork a run per ``spawn``, reap one per ``reap``; exit on EOF.
+
+    Undumpable first (its runs are too): no other process of this user, the code a run
+    judges included, can read its memory or descriptors or trace it."""
+    import ctypes  # deferred: only the zygote process, never the harness, needs it
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     module = importlib.import_module(module_name)
     sock.send(json.dumps({"ready": True}).encode())
     while True:

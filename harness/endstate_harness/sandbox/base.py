@@ -6,7 +6,6 @@ import os
 import tempfile
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -17,12 +16,20 @@ from endstate_harness.process import reaper, watchdog
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
 from endstate_harness.sandbox import tree
 from endstate_harness.sandbox.channel import Channel
+from endstate_harness.sandbox.command import (
+    COMMAND_ENV,
+    DEFAULT_TIMEOUT_S,
+    OUTPUT_CAP_BYTES,
+    ExecResult,
+    cap_output,
+)
 from endstate_harness.sandbox.scratch import SCRATCH_PREFIX
 from endstate_harness.sandbox.snapshot import (
     END_STATE_PRUNED,
     Snapshot,
     delete_compiled_caches,
     read_snapshot,
+    take_ownership,
 )
 
 FIXTURE_PRUNED = PRUNED_NAMES | END_STATE_PRUNED
@@ -30,7 +37,10 @@ FIXTURE_PRUNED = PRUNED_NAMES | END_STATE_PRUNED
 state's walk skips (compared with each other, the two must see the same names)."""
 
 __all__ = [
+    "COMMAND_ENV",
+    "DEFAULT_TIMEOUT_S",
     "OPEN_SANDBOXES",
+    "OUTPUT_CAP_BYTES",
     "Channel",
     "EndStateError",
     "ExecResult",
@@ -39,26 +49,9 @@ __all__ = [
     "SandboxDied",
     "SandboxError",
     "TreeSandbox",
+    "cap_output",
     "defer_signals",
 ]
-
-
-@dataclass(frozen=True)
-class ExecResult:
-    """What a command run in the sandbox did."""
-
-    exit_code: int
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    @property
-    def output(self) -> str:
-        return "\n".join(part for part in (self.stdout, self.stderr) if part)
 
 
 class Sandbox(ABC):
@@ -110,6 +103,16 @@ class Sandbox(ABC):
         """Why the sealed end state cannot be graded (a fifo in it, say), or None."""
         return None
 
+    def walls_note(self) -> str | None:
+        """Why the code under test runs here without walls (the local sandbox where
+        bubblewrap cannot start), or None when it is walled in (a container, bubblewrap)."""
+        return None
+
+    def walls(self) -> str:
+        """What walls the code under test in: ``docker``, ``bubblewrap``, ``none``, or ""
+        (a sandbox that does not say)."""
+        return ""
+
     def check_health(self) -> None:
         """Raise :class:`SandboxError` when the sandbox itself has failed (not the task).
 
@@ -122,32 +125,6 @@ class Sandbox(ABC):
 
 
 # ============================================================================ the concrete base
-
-DEFAULT_TIMEOUT_S = 120.0
-"""How long a command may run when the caller gives no timeout (the reference's default)."""
-
-OUTPUT_CAP_BYTES = 1 << 20
-"""Per stream: a chatty command cannot eat the harness's memory; the rest is counted, dropped."""
-
-COMMAND_ENV: dict[str, str] = {
-    # Byte-compilation writes __pycache__ into the tree being graded; hash randomisation makes
-    # anything that iterates a set differ between two runs of the same end state.
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONHASHSEED": "0",
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-}
-"""The variables every sandbox command gets besides PATH and HOME; nothing else is inherited,
-so a grade cannot depend on the host's environment (or leak its secrets to the agent)."""
-
-
-def cap_output(data: bytes, dropped: int) -> str:
-    """Decode captured output, noting how much was dropped past the cap."""
-    text = data.decode("utf-8", errors="replace")
-    if dropped:
-        text += f"\n[endstate: output truncated, {dropped} more bytes dropped]"
-    return text
-
 
 class TreeSandbox(Sandbox):
     """A sandbox over a scratch folder: the file-shaped half of every backend.
@@ -328,11 +305,13 @@ class TreeSandbox(Sandbox):
     def stage(self, source: Path) -> None:
         """Overlay a tree (holdout/, solution/, a defect) onto the live tree.
 
-        After the seal this is the holdout: it is also read into memory, as shipped, for
-        :meth:`holdout_files` and for the copies later commands run on.
+        After the seal this is the holdout: it is read into memory, as shipped, for
+        :meth:`holdout_files` and for the grading copies later commands run on, and the tree
+        the agent left is not written to (whatever modes it left there cannot stop it).
         """
         if self._sealed_snapshot is not None:
             self._holdouts.append(read_snapshot(Path(source), prune=PRUNED_NAMES))
+            return
         tree.overlay_tree(Path(source), self.live)
 
     def seal(self) -> str:
@@ -349,12 +328,16 @@ class TreeSandbox(Sandbox):
                     self._problem = "the live tree is gone: the agent's code removed or moved it"
                     self._sealed_snapshot = Snapshot()
                 else:
+                    take_ownership(live)
                     delete_compiled_caches(live)
                     try:
                         self._sealed_snapshot = read_snapshot(live)
                     except EndStateError as exc:
                         self._problem = str(exc)
                         self._sealed_snapshot = Snapshot()
+                    out = self._sealed_snapshot.links_out()
+                    if out and self._problem is None:
+                        self._problem = _links_out_problem(out)
                 self._sealed_hash = self._sealed_snapshot.tree_hash()
             return self._sealed_hash
 
@@ -391,12 +374,15 @@ class TreeSandbox(Sandbox):
         if live.is_symlink() or (live.exists() and not live.is_dir()):
             live.unlink()
         if live.is_dir():
+            os.chmod(live, 0o755)  # what the last run left: the harness's folder again
             for child in list(os.scandir(live)):
                 path = Path(child.path)
                 if child.is_dir(follow_symlinks=False):
                     tree.remove_tree(path)
                 else:
                     path.unlink(missing_ok=True)
+        if self._problem is not None:
+            return live  # not gradable: nothing of it is written
         self._sealed_snapshot.write_to(live)
         if with_holdout:
             for snap in self._holdouts:
@@ -468,3 +454,10 @@ class TreeSandbox(Sandbox):
     @abstractmethod
     def _run_command(self, command: str, limit: float) -> ExecResult:
         """Run ``command`` with ``/bin/sh -c`` in the live tree (backend-specific)."""
+
+
+def _links_out_problem(links: list[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{rel!r} -> {target!r}" for rel, target in links[:5])
+    more = f" and {len(links) - 5} more" if len(links) > 5 else ""
+    return (f"the end state holds a link that leads out of the tree ({shown}{more}): the code "
+            "behind it is not part of the end state, so it is not graded")

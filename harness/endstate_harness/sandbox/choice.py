@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from endstate_harness.errors import SandboxError
+from endstate_harness.sandbox import walls
 from endstate_harness.sandbox.scratch import grading_scratch_root
 
 if TYPE_CHECKING:  # the base pulls in the task model; a command that only parses
@@ -45,7 +46,11 @@ DEFAULT_KIND = SandboxKind.auto
 
 LOCAL_WARNING = (
     "the local sandbox runs the task's code on this machine as you, with no isolation: use "
-    "it for your own tasks and trusted models"
+    "it for your own tasks and trusted models; every verdict it grades is marked \"no walls\""
+)
+WALLED_NOTE = (
+    "the local sandbox walls every command in with bubblewrap (its own namespaces, the system "
+    "read-only, a private /tmp and HOME, no network); Docker adds memory and process limits"
 )
 
 
@@ -72,15 +77,36 @@ class SandboxChoice:
         """What results record as the sandbox (``local`` or ``docker``)."""
         return self.kind
 
+    def walls_note(self) -> str | None:
+        """Why the code under test runs without walls (the local sandbox where bubblewrap
+        cannot start, :func:`endstate_harness.sandbox.walls.status`), else None."""
+        if self.kind == "docker":
+            return None
+        found = walls.status()
+        return None if found.available else found.reason
+
+    def walls(self) -> str:
+        """What walls the code under test in: ``docker``, ``bubblewrap`` or ``none``."""
+        if self.kind == "docker":
+            return "docker"
+        return "none" if self.walls_note() is not None else "bubblewrap"
+
     def header(self) -> str:
-        """One line for a run's header: the sandbox, its image and why."""
-        # the local warning is its own line after this one (LOCAL_WARNING)
-        where = f"docker ({self.image})" if self.kind == "docker" else "local"
+        """One line for a run's header: the sandbox, its image or its walls, and why."""
+        if self.kind == "docker":
+            where = f"docker ({self.image})"
+        else:
+            note = self.walls_note()
+            where = "local (walled by bubblewrap)" if note is None else f"local (no walls: {note})"
         return f"sandbox: {where}" + (f": {self.reason}" if self.reason else "")
 
     def describe(self) -> dict[str, str | None]:
         """The same, for JSON output."""
-        return {"kind": self.kind, "image": self.image, "reason": self.reason}
+        out: dict[str, str | None] = {"kind": self.kind, "image": self.image,
+                                      "reason": self.reason, "walls": self.walls()}
+        if self.kind == "local":
+            out["walls_note"] = self.walls_note()
+        return out
 
     def for_grading(self) -> SandboxChoice:
         return replace(self, grading=True)
@@ -109,14 +135,24 @@ class SandboxChoice:
         return box
 
 
-def where_ran(kind: str | None, image: str | None = None) -> str:
-    """``docker (endstate-sandbox:0.1.0)``, ``local (not isolated)``: what a run's reports
-    say about where it ran (also for runs read back from their JSON)."""
+def where_ran(kind: str | None, image: str | None = None, walls: str | None = None) -> str:
+    """``docker (endstate-sandbox:0.2.0)``, ``local (walled by bubblewrap)``, ``local (no walls:
+    why)``: what a run's reports say about where it ran. ``walls`` is what the run's header said
+    (``local (walled by bubblewrap): …``), or ``bubblewrap``/``none``; a run read back from a
+    JSON saved before walls were recorded reads "local (not isolated)"."""
     if kind == "docker":
         return f"docker ({image})" if image else "docker"
-    if kind == "local":
-        return "local (not isolated)"
-    return kind or "unknown"
+    if kind != "local":
+        return kind or "unknown"
+    if walls == "bubblewrap":
+        return "local (walled by bubblewrap)"
+    if walls and walls.startswith("local ("):
+        depth = 0
+        for at, char in enumerate(walls):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char == ")" and depth == 0:
+                return walls[: at + 1]
+    return "local (not isolated)"
 
 
 def resolve_sandbox(
@@ -180,6 +216,7 @@ def resolve_sandbox(
 __all__ = [
     "DEFAULT_KIND",
     "LOCAL_WARNING",
+    "WALLED_NOTE",
     "SandboxChoice",
     "SandboxError",
     "SandboxKind",

@@ -1,7 +1,10 @@
-"""The local sandbox: commands run as host subprocesses in the live tree.
+"""The local sandbox: commands run as host subprocesses in the live tree, walled in.
 
-**Not an isolation boundary**: use the Docker sandbox for anything that must hold
-(docs/guide/sandbox.md says what it does and does not guarantee).
+Where bubblewrap can start, every command (the agent's shell, a grader's command, the judge's
+child, a run forked from a warm interpreter) runs behind walls
+(:mod:`endstate_harness.sandbox.walls`); where it cannot, it runs without them, says so once,
+and every verdict it grades is marked "no walls" (docs/guide/sandbox.md says what each
+guarantees).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from endstate_harness.process.groups import await_group_gone, kill_group
+from endstate_harness.sandbox import walls as walls_mod
 from endstate_harness.sandbox.base import (
     COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
@@ -30,6 +34,7 @@ from endstate_harness.sandbox.base import (
     defer_signals,
 )
 from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.sandbox.walls import Walls
 from endstate_harness.sandbox.warm import (
     WarmRun,
     prestart,
@@ -138,6 +143,10 @@ class LocalSandbox(TreeSandbox):
         default_timeout_s: the limit of a command run without ``timeout_s``.
         output_cap: bytes kept per stream (stdout, stderr) of one command.
         path_env: the PATH commands get (the host's PATH by default, so tools are found).
+        walls: ``None`` walls every command in where bubblewrap can start (and runs without
+            walls, saying so, where it cannot); ``False`` never; ``True`` requires them
+            (:meth:`start` raises :class:`SandboxError` with the reason when they cannot
+            stand).
     """
 
     def __init__(
@@ -148,14 +157,64 @@ class LocalSandbox(TreeSandbox):
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
         output_cap: int = OUTPUT_CAP_BYTES,
         path_env: str | None = None,
+        walls: bool | None = None,
     ) -> None:
         super().__init__(fixture, scratch_root=scratch_root, default_timeout_s=default_timeout_s)
         self.output_cap = output_cap
         self.path_env = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
+        self._walls_wanted = walls
+        self._walls: Walls | None = None
+        self._no_walls: str | None = "not started"
+
+    def start(self) -> None:
+        """Decide the walls (:func:`endstate_harness.sandbox.walls.status`) and make the
+        sandbox's own ``/tmp``, which its commands see until the seal."""
+        self._decide_walls()
+        (self.scratch / "tmp").mkdir(exist_ok=True)
+
+    def _decide_walls(self) -> None:
+        if self._no_walls != "not started":
+            return
+        if self._walls_wanted is False:
+            self._walls, self._no_walls = None, "turned off for this sandbox"
+        else:
+            found = walls_mod.status(self.path_env)
+            if not found.available and self._walls_wanted:
+                raise SandboxError(f"the local sandbox cannot be walled in: {found.reason}")
+            self._walls = Walls(found.bwrap, self.path_env,
+                                walls_mod.covers_for(self.fixture, self.path_env)
+                                ) if found.available else None
+            self._no_walls = None if found.available else found.reason
+
+    def walls_note(self) -> str | None:
+        """Why commands run without walls here, or None when they are walled in."""
+        self._decide_walls()
+        return self._no_walls
+
+    def walls(self) -> str:
+        return "none" if self.walls_note() is not None else "bubblewrap"
 
     def command_env(self) -> dict[str, str]:
         """The whole environment of a command: nothing is inherited from the host."""
         return {"PATH": self.path_env, "HOME": str(self.home), **COMMAND_ENV}
+
+    def binds(self, private: Path | None = None) -> list[tuple[str, str]]:
+        """The folders a walled command may write (host folder, where it appears): the live
+        tree, and before the seal the sandbox's HOME and its own ``/tmp``; after it, the run's
+        private folder as ``/tmp``, which is its HOME and TMPDIR too (:meth:`private_env`)."""
+        if private is not None:
+            return [(str(self.live), str(self.live)), (str(private), "/tmp")]
+        tmp = self.scratch / "tmp"
+        tmp.mkdir(exist_ok=True)  # made at start(); a sandbox used without it gets it here
+        return [(str(self.live), str(self.live)), (str(self.home), str(self.home)),
+                (str(tmp), "/tmp")]
+
+    def private_env(self, private: Path) -> dict[str, str]:
+        """A grading command's environment: HOME and TMPDIR are its private folder (``/tmp``
+        behind the walls, where that folder is)."""
+        self._decide_walls()
+        where = "/tmp" if self._walls is not None else str(private)
+        return {**self.command_env(), "HOME": where, "TMPDIR": where}
 
     def open_channel(self, argv: list[str], *, timeout_s: float) -> Channel:
         """See :meth:`Sandbox.open_channel`; the process gets its own HOME and TMPDIR."""
@@ -163,40 +222,55 @@ class LocalSandbox(TreeSandbox):
 
     def _run_command(self, command: str, limit: float) -> ExecResult:
         """Run ``command`` with ``/bin/sh -c`` in the live tree; see the module docstring."""
-        with self._private_env() as env:
-            return self._run_in(command, limit, env)
+        with self._private_env() as (env, private):
+            return self._run_in(command, limit, env, self.binds(private))
 
     @contextmanager
-    def _private_env(self) -> Iterator[dict[str, str]]:
+    def _private_env(self) -> Iterator[tuple[dict[str, str], Path | None]]:
         """The command's environment; after the seal with a HOME and TMPDIR of its own,
         removed afterwards, so what a grading command leaves there dies with it."""
         if not self.sealed:
-            yield self.command_env()
+            yield self.command_env(), None
             return
         with defer_signals():
             private = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
         try:
-            env = self.command_env()
-            env.update(HOME=str(private), TMPDIR=str(private))
-            yield env
+            yield self.private_env(private), private
         finally:
             remove_tree(private)
 
-    def _run_in(self, command: str, limit: float, env: dict[str, str]) -> ExecResult:
+    def walled(self, argv: list[str], binds: list[tuple[str, str]]) -> list[str]:
+        """``argv`` as it starts: behind the walls, when there are walls."""
+        self._decide_walls()
+        if self._walls is None:
+            return argv
+        return self._walls.command(argv, binds, str(self.live))
+
+    def warm_walls(self, binds: list[tuple[str, str]]) -> tuple[Walls, walls_mod.Layout] | None:
+        """The walls a warm run of this sandbox is forked behind, and its layout."""
+        self._decide_walls()
+        if self._walls is None:
+            return None
+        return self._walls, self._walls.layout(binds, str(self.live), str(self.scratch.parent))
+
+    def _run_in(self, command: str, limit: float, env: dict[str, str],
+                binds: list[tuple[str, str]], warm: bool = True) -> ExecResult:
         live = self.live
         out, err = _Stream(self.output_cap), _Stream(self.output_cap)
         timed_out = False
         proc: Process | None = None
+        unwalled: str | None = None
         try:
             # Spawned and recorded as one step: an interrupt landing just after the fork would
             # otherwise leave a child nobody kills. The wait below is not deferred, so Ctrl-C
             # still stops a long command at once.
             with defer_signals():
-                proc = start_warm(recognise_shell(command, env), str(live), stdin_pipe=False,
-                                  parent=str(self.scratch.parent))
+                proc = start_warm(recognise_shell(command, env) if warm else None, str(live),
+                                  stdin_pipe=False, parent=str(self.scratch.parent),
+                                  walled=self.warm_walls(binds))
                 try:
                     proc = proc or subprocess.Popen(
-                        ["/bin/sh", "-c", command],
+                        self.walled(["/bin/sh", "-c", command], binds),
                         cwd=live,
                         env=env,
                         stdin=subprocess.DEVNULL,
@@ -213,12 +287,16 @@ class LocalSandbox(TreeSandbox):
             # reaped yet, so its group id still names only its own processes.
             if proc is not None:
                 kill_group(proc.pid)
+                if isinstance(proc, WarmRun):
+                    unwalled = proc.walls_failed()
                 proc.wait()
                 await_group_gone(proc.pid)
                 for pipe in (proc.stdout, proc.stderr):
                     if pipe is not None:
                         pipe.close()
         assert proc is not None
+        if unwalled is not None:  # the warm run's walls did not stand: it ran nothing
+            return self._run_in(command, limit, env, binds, warm=False)
         if timed_out:
             return ExecResult(TIMEOUT_EXIT_CODE, out.text(), err.text(), timed_out=True)
         code = proc.wait()  # reaped already: the exit code
@@ -347,11 +425,14 @@ def prestart_channel(
     ``scratch_root`` and ``path_env`` forks from, before any such sandbox exists: the same
     zygote (same interpreter, flags, environment and folder) :func:`open_local_channel`
     would start at its first use, so nothing about a run changes but when the start is paid."""
-    env = {"PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath),
-           **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # per run: not part of the zygote's key
+    path = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
+    env = {"PATH": path, **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # HOME, TMPDIR: per run
     base = str(scratch_root) if scratch_root is not None else tempfile.gettempdir()
+    found = walls_mod.status(path)
+    walls = Walls(found.bwrap, path) if found.available else None
     # what ``box.scratch.parent`` is: the parent of a ``mkdtemp(dir=scratch_root)``
-    prestart(recognise_argv(argv, env), str(Path(os.path.abspath(os.path.join(base, "x"))).parent))
+    prestart(recognise_argv(argv, env), str(Path(os.path.abspath(os.path.join(base, "x"))).parent),
+             walls)
 
 
 def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> LocalChannel:
@@ -362,14 +443,22 @@ def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> Loca
         live = box._refresh_live(with_holdout=False)
     with defer_signals():
         private = Path(tempfile.mkdtemp(prefix="channel-", dir=box.scratch))
-        env = box.command_env()
-        env.update(HOME=str(private), TMPDIR=str(private))
+        env = box.private_env(private)
+        binds = box.binds(private)
         proc: Process | None = start_warm(
-            recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent)
+            recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent),
+            walled=box.warm_walls(binds),
         )
+        if isinstance(proc, WarmRun) and proc.walls_failed() is not None:
+            kill_group(proc.pid)  # it ran nothing: started again below, fresh and walled
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            proc = None
         try:
             proc = proc or subprocess.Popen(
-                argv,
+                box.walled(argv, binds),
                 cwd=live,
                 env=env,
                 stdin=subprocess.PIPE,

@@ -123,6 +123,20 @@ class Snapshot:
         """Names at the root of the tree (files and folders)."""
         return {rel.split("/", 1)[0] for rel in self.entries}
 
+    def leaves(self, rel: str) -> bool:
+        """Whether the link at ``rel`` leads out of the tree (an absolute target, one that
+        climbs above the root, or a chain of links that does), or goes round in circles."""
+        try:
+            self.resolve(rel)
+        except PathEscapeError:
+            return True
+        return False
+
+    def links_out(self) -> list[tuple[str, str]]:
+        """``(path, target)`` of every link that leads out of the tree, sorted."""
+        return [(rel, e.target) for rel, e in sorted(self.entries.items())
+                if e.kind == "l" and self.leaves(rel)]
+
     # --- writing --------------------------------------------------------------------------
 
     def write_to(self, dst: Path, *, overlay: bool = False) -> None:
@@ -147,6 +161,8 @@ class Snapshot:
             if present and overlay:
                 _clear(target)
             if entry.kind == "l":
+                if self.leaves(rel):  # never a door out of a grading copy
+                    raise PathEscapeError(f"link {rel!r} -> {entry.target!r} leaves the tree")
                 os.symlink(entry.target, target)
             else:
                 target.write_bytes(entry.data)
@@ -217,6 +233,40 @@ def read_snapshot(
                 raise EndStateError(f"cannot read {rel!r} of the end state: {exc}") from None
         stack.extend(reversed(subdirs))
     return snap
+
+
+def take_ownership(root: Path) -> None:
+    """Give the owner read, write and (folders) search permission on every entry under
+    ``root`` (links never followed, other bits kept), so the harness can read, snapshot and
+    rewrite whatever the agent left, a folder it made read-only included. An entry the harness
+    does not own stays as it is (reading it then fails the attempt with the reason)."""
+    base = os.fspath(root)
+    pending = [base]
+    while pending:
+        folder = pending.pop()
+        _grant(folder, stat.S_IRWXU)
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    _grant(entry.path, stat.S_IRUSR | stat.S_IWUSR)
+            except OSError:
+                continue
+
+
+def _grant(path: str, bits: int) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+        if mode & bits != bits:
+            os.chmod(path, stat.S_IMODE(mode) | bits, follow_symlinks=False)
+    except (OSError, NotImplementedError):
+        pass
 
 
 def delete_compiled_caches(root: Path) -> list[str]:

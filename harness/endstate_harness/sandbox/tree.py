@@ -250,24 +250,29 @@ def snapshot_tree(src: Path, dst: Path, *, prune: frozenset[str] = PRUNED_NAMES)
     _copy_into(src, dst, prune=prune, escaping_links=True, overlay=False)
 
 
-def remove_tree(path: Path) -> None:
+def remove_tree(path: Path, *, _top: str | None = None) -> None:
     """Delete a tree, also when the agent left read-only folders in it.
 
-    Never follows links: a link is removed, not its target.
+    Never follows links: a link is removed, not its target. Permissions are only ever added,
+    and only inside the tree: the folder holding it (``/tmp``, ``/dev/shm``) is never touched,
+    even when removing the tree's root itself fails.
     """
     path = Path(path)
     if path.is_symlink() or not path.exists():
         path.unlink(missing_ok=True)
         return
+    top = _top if _top is not None else os.path.abspath(path)
 
     def _retry(_func: object, name: str, _exc: object) -> None:
         # A folder without the write bit cannot lose entries: grant it and try again.
         parent = os.path.dirname(name)
+        if parent != top and not parent.startswith(top + os.sep):
+            return  # the root itself could not go (busy, refilled): never widen its parent
         try:
-            os.chmod(parent, stat.S_IRWXU)
+            os.chmod(parent, stat.S_IMODE(os.lstat(parent).st_mode) | stat.S_IRWXU)
             if os.path.isdir(name) and not os.path.islink(name):
-                os.chmod(name, stat.S_IRWXU)
-                remove_tree(Path(name))
+                os.chmod(name, stat.S_IMODE(os.lstat(name).st_mode) | stat.S_IRWXU)
+                remove_tree(Path(name), _top=top)
             else:
                 os.unlink(name)
         except OSError:

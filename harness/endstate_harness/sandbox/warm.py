@@ -5,18 +5,12 @@ zygote (:mod:`endstate_harness.inside.zygote`); anything not recognised runs fre
 
 from __future__ import annotations
 
-import functools
 import marshal
 import os
-import re
-import shlex
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,7 +18,32 @@ from endstate_harness import inside
 from endstate_harness.process import watchdog
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals, pid_alive
 from endstate_harness.process.zygote import ForkedRun, ZygoteRegistry, warm_enabled
+from endstate_harness.sandbox.recognise import (
+    PER_RUN,
+    PythonRun,
+    ZygoteShape,
+    recognise_argv,
+    recognise_joined,
+    recognise_shell,
+    shell_epilogue,
+)
 from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.sandbox.walls import Layout, Walls
+
+__all__ = [
+    "PER_RUN",
+    "PythonRun",
+    "SandboxZygote",
+    "WarmRun",
+    "ZygoteShape",
+    "prestart",
+    "recognise_argv",
+    "recognise_joined",
+    "recognise_shell",
+    "sandbox_warm_enabled",
+    "shell_epilogue",
+    "start_warm",
+]
 
 SANDBOX_WARM_ENV = "ENDSTATE_WARM_SANDBOX"
 """Set to ``0`` to start every run in the sandbox fresh while the judge stays warm
@@ -35,233 +54,54 @@ def sandbox_warm_enabled() -> bool:
     return warm_enabled() and os.environ.get(SANDBOX_WARM_ENV, "1").strip() != "0"
 
 
-_PYTHON = re.compile(r"python(3(\.\d+)?)?")
-_FLAGS = frozenset({"-s", "-S", "-B", "-P", "-u"})
-"""Flags a run may carry (the zygote gets the same). Not -E or -I: they ignore
-PYTHONHASHSEED, so every fresh process has its own hash secret, which forks would share."""
-_MODULES = {"unittest": ("runpy", "unittest", "unittest.main"), "pytest": ("runpy", "pytest")}
-_KEPT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\+([A-Za-z_][A-Za-z0-9_]*)=\$([A-Za-z_]\w*)\}")
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
-PER_RUN = ("HOME", "TMPDIR", "PWD")
-"""Set per run, so not part of a zygote's key or environment."""
-_CWD = "\0cwd"
-"""Stands for the run's working folder in :attr:`PythonRun.env` (``/bin/sh`` exports PWD)."""
-_NEVER_PRELOAD = frozenset({
-    "__main__", "site", "readline", "rlcompleter", "curses", "tkinter", "turtle", "idlelib",
-    "this", "antigravity", "ensurepip", "venv", "pydoc", "webbrowser", "getpass", "pdb",
-})
 _MAX_MSG = 1 << 22
 ANSWER_S = 10.0
 """How long the zygote may take to answer a request (it forks or reaps at once) before it is
 killed and its runs are reported as killed; the next run starts a new zygote."""
 
 
-@dataclass(frozen=True)
-class PythonRun:
-    """A recognised run: ``python FLAGS MODE TARGET ARGS`` in ``env``."""
-
-    python: str
-    flags: tuple[str, ...]
-    mode: str
-    target: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-
-    def preload(self) -> tuple[str, ...]:
-        if self.mode == "-m":
-            return _MODULES[self.target]
-        return _stdlib_imports(self.target)
-
-
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)
-
-
-@functools.lru_cache(maxsize=64)
-def _stdlib_imports(source: str) -> tuple[str, ...]:
-    """The standard-library modules a program's source imports (line by line, absolute
-    imports; an under-count only means less is preloaded)."""
-    stdlib = set(getattr(sys, "stdlib_module_names", ())) - _NEVER_PRELOAD
-    found = {a or b for a, b in _IMPORT.findall(source)}
-    return tuple(sorted(n for n in found if n.partition(".")[0] in stdlib))
-
-
-def recognise_argv(argv: list[str], env: dict[str, str]) -> PythonRun | None:
-    """The run ``argv`` (executed directly, in ``env``) stands for, or None."""
-    if not argv or not _PYTHON.fullmatch(argv[0]):
-        return None
-    if not env.get("PYTHONHASHSEED", "").isdigit():
-        return None  # a random hash seed per process cannot be forked
-    if any(k in env for k in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT")):
-        return None
-    i = 1
-    while i < len(argv) and argv[i] in _FLAGS:
-        i += 1
-    if i + 1 >= len(argv) or argv[i] not in ("-c", "-m"):
-        return None
-    mode, target, args = argv[i], argv[i + 1], tuple(argv[i + 2:])
-    if mode == "-m" and target not in _MODULES:
-        return None
-    return PythonRun(argv[0], tuple(argv[1:i]), mode, target, args, tuple(sorted(env.items())))
-
-
-def recognise_shell(command: str, env: dict[str, str], *,
-                    sh_is_dash: bool | None = None) -> PythonRun | None:
-    """The run a ``/bin/sh -c command`` in ``env`` stands for, or None (see module doc).
-
-    Only where ``/bin/sh`` is dash (this host's, unless ``sh_is_dash`` says of another
-    system's), whose one visible trace (besides PWD) is the line it writes when the command
-    dies of a signal: :func:`shell_epilogue` writes the same."""
-    if not (_SH_IS_DASH if sh_is_dash is None else sh_is_dash):
-        return None
-    words = _canonical_words(command)
-    if words is None:
-        return None
-    kept: dict[int, tuple[str, str]] = {}
-    rendered = []
-    for n, word in enumerate(words):
-        match = _KEPT.fullmatch(word)
-        if match and match.group(1) == match.group(2) == match.group(3):
-            kept[n] = (match.group(1), match.group(1))
-            rendered.append(f'${{{match.group(1)}+"{match.group(1)}=${match.group(1)}"}}')
-        else:
-            rendered.append(shlex.quote(word))
-    if " ".join(rendered) != command:
-        return None  # anything the shell would expand or interpret: not recognised
-    run_env = dict(env)
-    if words[:2] == ["env", "-i"]:
-        run_env = {}
-        i = 2
-        while i < len(words):
-            if i in kept:
-                name = kept[i][0]
-                if name in env:
-                    run_env[name] = env[name]
-            elif (assign := _ASSIGN.fullmatch(words[i])) and not words[i].startswith("-"):
-                run_env[assign.group(1)] = assign.group(2)
-            else:
-                break
-            i += 1
-        words = words[i:]
-        if "PATH" not in run_env or any(k >= i for k in kept):
-            return None
-    elif kept:
-        return None
-    else:
-        run_env.setdefault("PWD", _CWD)  # what /bin/sh adds to the environment it passes on
-    return recognise_argv(words, run_env)
-
-
-_WORD = re.compile(
-    r"""([\w@%+=:,./-]+)|('[^']*'(?:"'"'[^']*')*)|(\$\{[A-Za-z_]\w*\+"[A-Za-z_]\w*=\$[A-Za-z_]\w*"\})""",
-    re.ASCII,
-)
-
-
-def _canonical_words(command: str) -> list[str] | None:
-    """The words of ``command`` as :func:`shlex.split` gives them, when it is words joined by
-    single spaces, each a plain word, a single-quoted one (``'"'"'`` for a quote, as
-    :func:`shlex.quote` writes it) or a ``${NAME+"NAME=$NAME"}``; else None.
-
-    Why not shlex itself: it reads a character at a time in Python, and the hardened
-    ``tests_pass`` command carries its runner's whole source in one word (18 ms a command,
-    measured, for what this regex does in well under one)."""
-    words: list[str] = []
-    pos, end = 0, len(command)
-    while True:
-        match = _WORD.match(command, pos)
-        if match is None:
-            return None
-        plain, quoted, kept = match.groups()
-        if plain is not None:
-            words.append(plain)
-        elif quoted is not None:
-            words.append(quoted[1:-1].replace("'\"'\"'", "'"))
-        else:
-            words.append(kept.replace('"', ""))
-        pos = match.end()
-        if pos == end:
-            return words
-        if command[pos] != " ":
-            return None
-        pos += 1
-
-
-def recognise_joined(argv: list[str], env: dict[str, str], *,
-                     sh_is_dash: bool | None = None) -> PythonRun | None:
-    """What :func:`recognise_shell` says of ``shlex.join(argv)``, without joining and
-    re-parsing it (the judge's child carries its whole source in one word)."""
-    if not (_SH_IS_DASH if sh_is_dash is None else sh_is_dash):
-        return None
-    if argv[:1] == ["env"]:
-        return recognise_shell(shlex.join(argv), env, sh_is_dash=sh_is_dash)
-    return recognise_argv(argv, {**env, "PWD": env.get("PWD", _CWD)})
-
-
-_SH_IS_DASH = os.path.basename(os.path.realpath("/bin/sh")) == "dash"
-
-
-def shell_epilogue(code: int) -> bytes:
-    """What dash writes to stderr after its command ended with ``code`` (negative: a signal)."""
-    if code >= 0 or -code in (signal.SIGINT, signal.SIGPIPE):
-        return b""
-    try:
-        return (signal.strsignal(-code) or "").encode() + b"\n"
-    except ValueError:
-        return b""
-
-
-class ZygoteShape:
-    """What a started zygote reported of itself (``ready``: its preloaded modules, working
-    folder and environment), and what follows for a run forked from it; shared by the
-    host's zygotes and those inside a container (:mod:`endstate_harness.sandbox.docker.runner`)."""
-
-    def __init__(self, ready: dict[str, Any], zygote_env: dict[str, str], home: str) -> None:
-        self.modules = frozenset(str(m) for m in ready.get("modules", ()))
-        # What the interpreter's start did to its environment (a pyenv shim prepends to PATH
-        # and sets PYENV_* and PWD; Python sets LC_CTYPE): done to every run's too, with the
-        # zygote's own folders standing for the run's.
-        seen = ready.get("environ", {})
-        self.cwd = str(ready.get("cwd", ""))
-        self.home = home
-        self.env_added = {k: v for k, v in seen.items() if zygote_env.get(k) != v}
-        self.env_removed = [k for k in zygote_env if k not in seen]
-
-    def shadows(self, run: PythonRun, names: list[str], home_has_local: bool) -> bool:
-        """Whether a working folder holding ``names`` could change what a fresh run imports
-        or runs (``home_has_local``: HOME is unset or holds ``.local``)."""
-        if any(n == ".python-version" or n.partition(".")[0] in self.modules for n in names):
-            return True
-        # Without -s, a fresh run would add HOME's user site-packages (and its .pth files).
-        return "-s" not in run.flags and home_has_local
-
-    def run_env(self, run: PythonRun, cwd: str) -> dict[str, str]:
-        """The environment a fresh process of ``run`` in ``cwd`` would see at its start."""
-        env = {k: (cwd if v == _CWD else v) for k, v in run.env}
-        for k in self.env_removed:
-            env.pop(k, None)
-        for k, v in self.env_added.items():
-            if v == self.cwd:
-                v = cwd
-            elif v == self.home:
-                v = env.get("HOME", v) if k != "TMPDIR" else env.get("TMPDIR", v)
-            env[k] = v
-        return env
-
-
 class WarmRun(ForkedRun):
     """A run forked by a sandbox zygote: the subset of :class:`subprocess.Popen` the
     sandboxes use (``pid``, the three pipes, ``poll``/``wait``/``kill``, ``returncode``)."""
 
-    def __init__(self, zygote: SandboxZygote, pid: int, pipes: list[IO[bytes] | None]) -> None:
+    def __init__(self, zygote: SandboxZygote, pid: int, pipes: list[IO[bytes] | None],
+                 ready: int | None = None) -> None:
         super().__init__(zygote, pid)
         self.stdin, self.stdout, self.stderr = pipes
+        self._ready = ready
+        self._walls: str | None = None
+
+    def walls_failed(self) -> str | None:
+        """Why a walled run's walls did not stand (it then ran nothing), or None. Blocks
+        until the run says, which it does before anything of it runs."""
+        fd, self._ready = self._ready, None
+        if fd is not None:
+            said = b""
+            try:
+                while not said.startswith(b"+") and (part := os.read(fd, 4096)):
+                    said += part
+            except OSError as exc:
+                said = f"-{exc}".encode()
+            finally:
+                os.close(fd)
+            if not said.startswith(b"+"):
+                self._walls = said[1:].decode("utf-8", "replace") or "the run ended first"
+        return self._walls
+
+    def _reap(self) -> int:
+        if self._ready is not None:
+            os.close(self._ready)
+            self._ready = None
+        return super()._reap()
 
 
 class SandboxZygote:
     """One pre-started interpreter (see the module docstring); :meth:`spawn` forks a run."""
 
-    def __init__(self, run: PythonRun, zygote_env: dict[str, str], parent: str | None) -> None:
+    def __init__(self, run: PythonRun, zygote_env: dict[str, str], parent: str | None,
+                 walls: Walls | None = None) -> None:
         self.run = run
+        self.walls = walls
         self._lock = threading.Lock()
         _remove_orphaned_folders(parent)
         self.folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-", dir=parent)
@@ -272,9 +112,12 @@ class SandboxZygote:
         self.home = os.path.join(self.folder, "home")
         os.mkdir(self.home)
         zygote_env = {**zygote_env, "HOME": self.home, "TMPDIR": self.home}
+        argv = [*self.argv_head, "-c", source, str(theirs.fileno()), ",".join(run.preload())]
+        if walls is not None:  # behind bubblewrap; each run walls itself in further
+            argv = walls.zygote([*argv, "walled"], os.path.dirname(self.folder), self.folder)
         try:
             self.proc = subprocess.Popen(
-                [*self.argv_head, "-c", source, str(theirs.fileno()), ",".join(run.preload())],
+                argv,
                 cwd=self.folder, env=zygote_env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),), start_new_session=True,
@@ -293,7 +136,8 @@ class SandboxZygote:
         except (OSError, EOFError, ValueError, TypeError):
             ready = {}
         mine.settimeout(ANSWER_S)
-        if not isinstance(ready, dict) or ready.get("ready") is not True:
+        if not isinstance(ready, dict) or ready.get("ready") is not True or (
+                walls is not None and ready.get("walled") is not True):
             self.close()
             raise OSError(f"the warm {run.python} did not start")
         self.shape = ZygoteShape({"cwd": self.folder, **ready}, zygote_env, self.home)
@@ -314,15 +158,22 @@ class SandboxZygote:
     def run_env(self, run: PythonRun, cwd: str) -> dict[str, str]:
         return self.shape.run_env(run, cwd)
 
-    def _ask(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    def _ask(self, request: dict[str, Any], fds: list[int] | None = None,
+             got: list[int] | None = None) -> dict[str, Any]:
+        """One request, one answer; descriptors sent with the answer land in ``got``."""
         with self._lock:
             try:
                 socket.send_fds(self._sock, [marshal.dumps(request)], fds or [])
-                reply = self._sock.recv(_MAX_MSG)
+                reply, received, _flags, _addr = socket.recv_fds(self._sock, _MAX_MSG, 1)
             except TimeoutError:
                 # Stopped (a run can SIGSTOP its parent) or wedged: never wait on it again.
                 self.proc.kill()
                 raise OSError("the warm interpreter does not answer") from None
+        if got is not None:
+            got.extend(received)
+        else:
+            for fd in received:
+                os.close(fd)
         if not reply:
             raise OSError("the warm interpreter is gone")
         answer = marshal.loads(reply)
@@ -331,13 +182,20 @@ class SandboxZygote:
         return answer
 
     def spawn(self, run: PythonRun, cwd: str, env: dict[str, str],
-              fds: tuple[int, int, int]) -> int:
+              fds: tuple[int, int, int], layout: Layout | None = None) -> tuple[int, int | None]:
         argv = [f"{run.mode}", *run.args] if run.mode == "-m" else ["-c", *run.args]
         orig = [run.python, *run.flags, run.mode, run.target, *run.args]
-        answer = self._ask({"op": "spawn", "cwd": cwd, "env": env, "argv": argv,
-                            "orig_argv": orig, "mode": run.mode, "target": run.target},
-                           list(fds))
-        return int(answer["pid"])
+        request: dict[str, Any] = {"op": "spawn", "cwd": cwd, "env": env, "argv": argv,
+                                   "orig_argv": orig, "mode": run.mode, "target": run.target}
+        if layout is not None:
+            request["walls"] = layout.spec()
+        got: list[int] = []
+        answer = self._ask(request, list(fds), got)
+        if layout is not None and len(got) != 1:
+            for fd in got:
+                os.close(fd)
+            raise OSError("the warm interpreter forked a walled run without its report")
+        return int(answer["pid"]), got[0] if got else None
 
     def reap(self, pid: int) -> int:
         return int(self._ask({"op": "reap", "pid": pid})["status"])
@@ -385,9 +243,11 @@ _zygotes_lock = threading.Lock()
 _REGISTRY = ZygoteRegistry(_zygotes, _zygotes_lock)
 
 
-def _zygote_for(run: PythonRun, parent: str | None) -> SandboxZygote | None:
+def _zygote_for(run: PythonRun, parent: str | None,
+                walls: Walls | None = None) -> SandboxZygote | None:
     env = {k: v for k, v in run.env if k not in PER_RUN}
-    key = (run.python, run.flags, run.mode, run.preload(), tuple(sorted(env.items())), parent)
+    key = (run.python, run.flags, run.mode, run.preload(), tuple(sorted(env.items())), parent,
+           walls.key() if walls is not None else None)
     with _zygotes_lock:
         zygote = _zygotes.get(key)
         if zygote is not None and zygote.alive():
@@ -396,7 +256,7 @@ def _zygote_for(run: PythonRun, parent: str | None) -> SandboxZygote | None:
             zygote.close()
             del _zygotes[key]
         try:
-            zygote = SandboxZygote(run, env, parent)
+            zygote = SandboxZygote(run, env, parent, walls)
         except (OSError, ValueError):
             return None
         _zygotes[key] = zygote
@@ -404,22 +264,24 @@ def _zygote_for(run: PythonRun, parent: str | None) -> SandboxZygote | None:
     return zygote
 
 
-def prestart(run: PythonRun | None, parent: str | None) -> None:
+def prestart(run: PythonRun | None, parent: str | None, walls: Walls | None = None) -> None:
     """Start the zygote ``run`` would be forked from (in ``parent``, as :func:`start_warm`
     would) now rather than at the first run: the same zygote under the same key, only
     earlier. A no-op when the run is not recognised, the warm start is off, or it runs."""
     if run is not None and sandbox_warm_enabled():
-        _zygote_for(run, parent)
+        _zygote_for(run, parent, walls)
 
 
 def start_warm(
-    run: PythonRun | None, cwd: str, *, stdin_pipe: bool, parent: str | None = None
+    run: PythonRun | None, cwd: str, *, stdin_pipe: bool, parent: str | None = None,
+    walled: tuple[Walls, Layout] | None = None,
 ) -> WarmRun | None:
     """Fork ``run`` in ``cwd`` from its zygote, with a pipe (or /dev/null) as stdin and
-    pipes as stdout and stderr; None when the run must be a fresh process (see module doc)."""
+    pipes as stdout and stderr; None when the run must be a fresh process (see module doc).
+    ``walled``: the zygote lives behind these walls and the run in this layout."""
     if run is None or not sandbox_warm_enabled():
         return None
-    zygote = _zygote_for(run, parent)
+    zygote = _zygote_for(run, parent, walled[0] if walled is not None else None)
     if zygote is None or zygote.shadowed(run, cwd):
         return None
     ours: list[int] = []
@@ -437,7 +299,8 @@ def start_warm(
             theirs.append(w)
             ours.append(r)
         env = zygote.run_env(run, cwd)
-        pid = zygote.spawn(run, cwd, env, (theirs[0], theirs[1], theirs[2]))
+        pid, ready = zygote.spawn(run, cwd, env, (theirs[0], theirs[1], theirs[2]),
+                                  walled[1] if walled is not None else None)
     except OSError:
         for fd in ours + theirs:
             if fd >= 0:
@@ -450,4 +313,4 @@ def start_warm(
         os.fdopen(ours[1], "rb"),
         os.fdopen(ours[2], "rb"),
     ]
-    return WarmRun(zygote, pid, pipes)
+    return WarmRun(zygote, pid, pipes, ready)

@@ -4,6 +4,7 @@ standard library and harness imports only."""
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -205,30 +206,46 @@ def _module_names(
 def _run(
     sandbox: Sandbox, trusted: Path, python: str, timeout_s: float, config: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, str]:
-    """Start the child in the sandbox and the judge on the host, relay, collect the report."""
+    """Start the judge on the host, then (once it holds the trusted files) the child in the
+    sandbox; connect them, collect the report of a judge that exited normally."""
     child_argv = child_command(python)
     report_r, report_w = os.pipe()
+    mine, theirs = socket.socketpair()  # the judge's first stdin: says ready, takes the channel
     config = {**config, "trusted_dir": str(trusted), "report_fd": report_w}
     channel: Channel | None = None
     judge: JudgeProcess | None = None
+    relay: list[int] = []
     try:
+        judge = _start_judge(json.dumps(config), trusted, report_w, theirs.fileno())
+        theirs.close()
+        os.close(report_w)
+        report_w = -1
+        if not _ready(mine, min(timeout_s, READY_S)):
+            return _report(report_r, judge, 5.0), ""  # its own failure, or nothing
         channel = sandbox.open_channel(child_argv, timeout_s=timeout_s + 5)
         # a local child: the judge talks to it with no relay (a channel of another kind, as
         # the vendored copy may be given, has no ``direct``: relayed as before)
         direct = channel.direct() if hasattr(channel, "direct") else None
-        judge = _start_judge(json.dumps(config), trusted, report_w, direct)
-        os.close(report_w)
-        report_w = -1
         if direct is None:
-            for pump in (_pump_to_child, _pump_to_judge):
-                threading.Thread(target=pump, args=(judge, channel), daemon=True).start()
-        text = _read_report(report_r, judge, timeout_s + 10)
-        return (json.loads(text) if text else None), channel.stderr_text()
+            to_judge_r, to_judge_w = os.pipe()
+            from_judge_r, from_judge_w = os.pipe()
+            relay = [to_judge_w, from_judge_r]
+            socket.send_fds(mine, [b"C"], [to_judge_r, from_judge_w])
+            os.close(to_judge_r)
+            os.close(from_judge_w)
+            for pump, fd in ((_pump_to_child, from_judge_r), (_pump_to_judge, to_judge_w)):
+                threading.Thread(target=pump, args=(fd, channel), daemon=True).start()
+            relay = []  # the pumps own and close them
+        else:
+            socket.send_fds(mine, [b"C"], list(direct))
+        mine.close()
+        return _report(report_r, judge, timeout_s + 10), channel.stderr_text()
     except SandboxError:
         raise
     except (OSError, ValueError) as exc:
         return {"fatal": f"{type(exc).__name__}: {exc}"}, ""
     finally:
+        mine.close()
         if judge is not None and judge.poll() is None:
             judge.kill()
         if judge is not None:
@@ -241,12 +258,42 @@ def _run(
                         pass
         if channel is not None:
             channel.close()
-        for fd in (report_r, report_w):
+        for fd in (report_r, report_w, *relay):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
+
+
+READY_S = 60.0
+"""Longest the judge may take to start and read the trusted files (an interpreter's start,
+under load) before the grading fails."""
+
+
+def _ready(control: socket.socket, limit: float) -> bool:
+    """Whether the judge says it holds the trusted files, within ``limit``."""
+    control.settimeout(limit)
+    try:
+        return control.recv(1) == b"R"
+    except OSError:
+        return False
+    finally:
+        control.settimeout(None)
+
+
+def _report(fd: int, judge: JudgeProcess, limit: float) -> dict[str, Any] | None:
+    """The report, accepted only from a judge that then exited normally (a report written
+    by anything else, or a judge killed after one was written, is no report)."""
+    text = _read_report(fd, judge, limit)
+    try:
+        code = judge.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        judge.kill()
+        return None
+    if code != 0 or not text:
+        return None
+    return json.loads(text)  # type: ignore[no-any-return]
 
 
 def _read_report(fd: int, judge: JudgeProcess, limit: float) -> str:
@@ -270,9 +317,8 @@ def _read_report(fd: int, judge: JudgeProcess, limit: float) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def _pump_to_child(judge: JudgeProcess, channel: Channel) -> None:
-    assert judge.stdout is not None
-    fd = judge.stdout.fileno()
+def _pump_to_child(fd: int, channel: Channel) -> None:
+    """The judge's output to the child, until the judge closes it."""
     try:
         while True:
             data = os.read(fd, 1 << 16)
@@ -282,43 +328,40 @@ def _pump_to_child(judge: JudgeProcess, channel: Channel) -> None:
     except OSError:
         pass
     finally:
+        os.close(fd)
         channel.close_input()
 
 
-def _pump_to_judge(judge: JudgeProcess, channel: Channel) -> None:
-    assert judge.stdin is not None
+def _pump_to_judge(fd: int, channel: Channel) -> None:
+    """The child's output to the judge, until the child ends."""
     try:
         for chunk in channel.chunks():
-            judge.stdin.write(chunk)
-            judge.stdin.flush()
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
     except (OSError, ValueError):
         pass
     finally:
-        try:
-            judge.stdin.close()
-        except OSError:
-            pass
+        os.close(fd)
 
 
-def _start_judge(config_json: str, trusted: Path, report_w: int,
-                 direct: tuple[int, int] | None = None) -> JudgeProcess:
+def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -> JudgeProcess:
     """The judge, forked from a warm interpreter (:mod:`endstate_harness.process.zygote`) when one
-    can
-    start, else a fresh process; the same process either way. Its stdin and stdout are
-    pipes to this process, or ``direct``: the child's stdout and stdin themselves."""
+    can start, else a fresh process; the same process either way. Its stdin and stdout are
+    ``control``, a socket on which it says it is ready and receives the child's channel."""
     env = judge_env()
     zygote = warm.zygote_for("endstate_harness.graders.judge.main", env)
     if zygote is not None:
         try:
             return zygote.spawn(config_json, cwd=str(trusted), report_fd=report_w,
-                                stdio=direct)
+                                stdio=(control, control))
         except OSError:
             pass  # a zygote that cannot fork now: a fresh process does the same job
     return subprocess.Popen(
         judge_argv(config_json),
         cwd=trusted,
-        stdin=direct[0] if direct is not None else subprocess.PIPE,
-        stdout=direct[1] if direct is not None else subprocess.PIPE,
+        stdin=control,
+        stdout=control,
         stderr=subprocess.DEVNULL,
         pass_fds=(report_w,),
         env=env,

@@ -5,9 +5,11 @@ Usage (internal): ``python -m endstate_harness.graders.judge.main CONFIG_JSON``.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
+import socket
 import sys
 import time
 import traceback
@@ -18,6 +20,7 @@ from endstate_harness.graders.judge.assertions import guard_assertions
 from endstate_harness.graders.judge.finder import install
 from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
 from endstate_harness.graders.judge.remote import Conversation
+from endstate_harness.graders.judge.trusted import TrustedFiles
 from endstate_harness.graders.judge.witness import (
     Tally,
     embedded_line,
@@ -145,8 +148,10 @@ def _overrun(budget_s: float) -> None:
     signal.signal(signal.SIGPROF, handler)
 
 
-def run(config: dict[str, Any]) -> dict[str, Any]:
-    """Discover and run the trusted tests; the report the grader reads."""
+def run(config: dict[str, Any], files: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """Discover and run the trusted tests; the report the grader reads. ``files``: the trusted
+    files as read at the judge's start (:class:`TrustedFiles`), which the tests are compiled
+    from."""
     _cap_memory()
     cpu_budget_s = float(config["call_timeout_s"])
     _overrun(cpu_budget_s)
@@ -155,7 +160,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     top = os.path.normpath(os.path.join(trusted, config.get("top_level_dir", ".")))
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     sys.path.insert(0, top)
-    tally = watch(trusted)  # before the proxies' finder, which stays first
+    tally = watch(trusted, files)  # before the proxies' finder, which stays first
     conv = Conversation(
         0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
     )
@@ -174,11 +179,39 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     return {"outcomes": result.outcomes, "child": conv.gone, "python": sys.version.split()[0]}
 
 
+def undumpable() -> None:
+    """No process of this user may read this one's memory or descriptors (``/proc/PID/fd``,
+    ptrace) any more; the report pipe is among them."""
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def connect() -> None:
+    """Say the trusted files are read (fd 0 is a socket to the grader), then take the child's
+    channel, sent over it, as stdin and stdout."""
+    control = socket.socket(fileno=os.dup(0))
+    try:
+        control.sendall(b"R")
+        _msg, fds, _flags, _addr = socket.recv_fds(control, 1, 2)
+    finally:
+        control.close()
+    if len(fds) != 2:
+        raise OSError("the grader sent no channel to the code under test")
+    os.dup2(fds[0], 0)
+    os.dup2(fds[1], 1)
+    for fd in fds:
+        os.close(fd)
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     report_fd = int(config["report_fd"])
     try:
-        report = run(config)
+        undumpable()
+        trusted = TrustedFiles(config["trusted_dir"])  # before any code of the end state starts
+        trusted.install()
+        connect()
+        report = run(config, trusted.files)
     except BaseException as exc:  # the judge's own failure: reported, never a pass
         report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL]}
     with os.fdopen(report_fd, "w", encoding="utf-8") as out:

@@ -17,7 +17,7 @@ import sys
 import types
 import unittest
 import unittest.mock
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 COUNTER = "__endstate_witness__"
@@ -84,6 +84,17 @@ class _Loader(importlib.machinery.SourceFileLoader):
 
     tally: Tally
 
+    files: Mapping[str, bytes] | None = None
+    """The trusted files as the judge read them at its start; None: read them from disk."""
+
+    def get_data(self, path: str) -> bytes:
+        if self.files is None:
+            return super().get_data(path)
+        data = self.files.get(os.path.abspath(path))
+        if data is None:
+            raise ImportError(f"{path} is not a trusted file of the judge", path=path)
+        return data
+
     def get_code(self, fullname: str) -> types.CodeType:
         path = self.get_filename(fullname)
         return self.source_to_code(self.get_data(path), path)
@@ -102,9 +113,12 @@ class _Loader(importlib.machinery.SourceFileLoader):
 class TrustedFinder(importlib.abc.MetaPathFinder):
     """Finds the modules of the trusted folder as usual and loads them instrumented."""
 
-    def __init__(self, trusted: str, tally: Tally) -> None:
+    def __init__(
+        self, trusted: str, tally: Tally, files: Mapping[str, bytes] | None = None
+    ) -> None:
         self.trusted = os.path.realpath(trusted)
         self.tally = tally
+        self.files = files
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
@@ -117,6 +131,7 @@ class TrustedFinder(importlib.abc.MetaPathFinder):
             return None
         loader = _Loader(fullname, origin)
         loader.tally = self.tally
+        loader.files = self.files
         spec.loader = loader
         return spec
 
@@ -136,7 +151,7 @@ def _counted(method: Callable[..., Any], tally: Tally) -> Callable[..., Any]:
     return counted
 
 
-def watch(trusted: str) -> Tally:
+def watch(trusted: str, files: Mapping[str, bytes] | None = None) -> Tally:
     """Count every assertion the trusted tests execute from now on (this process only): the
     assertion methods of ``unittest.TestCase`` and of ``unittest.mock``'s mocks, and the
     ``assert`` statements of the trusted modules."""
@@ -149,7 +164,7 @@ def watch(trusted: str) -> Tally:
             method = getattr(cls, name)
             if callable(method):
                 setattr(cls, name, _counted(method, tally))
-    sys.meta_path.insert(0, TrustedFinder(trusted, tally))
+    sys.meta_path.insert(0, TrustedFinder(trusted, tally, files))
     return tally
 
 

@@ -129,10 +129,12 @@ class DockerSandbox(TreeSandbox):
         self._client: docker.DockerClient | None = None
         self._agent: Agent | None = None
         """The runner inside the container (:mod:`endstate_harness.sandbox.docker.runner`) that
-        starts
-        commands without an exec each; None: every command is an exec."""
+        starts commands without an exec each; None: every command is an exec."""
 
     # --- lifecycle ------------------------------------------------------------------------
+
+    def walls(self) -> str:
+        return "docker"
 
     def command_env(self) -> dict[str, str]:
         """The whole environment of a command in the container (no host variable)."""

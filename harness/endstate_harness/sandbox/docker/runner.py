@@ -22,15 +22,15 @@ from docker.utils.socket import STDERR, frames_iter
 from endstate_harness import inside
 from endstate_harness.sandbox.docker.daemon import DockerFailure, close_socket, no_timeout
 from endstate_harness.sandbox.docker.runner_socket import SocketOffer
-from endstate_harness.sandbox.warm import (
+from endstate_harness.sandbox.recognise import (
     PER_RUN,
     PythonRun,
     ZygoteShape,
     recognise_joined,
     recognise_shell,
-    sandbox_warm_enabled,
     shell_epilogue,
 )
+from endstate_harness.sandbox.warm import sandbox_warm_enabled
 
 HELLO_S = 30.0
 """How long the agent may take to start (an interpreter's start, under load) before the
