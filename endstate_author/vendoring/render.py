@@ -82,12 +82,20 @@ def judge_source() -> str:
     removed (they define those names in order), one ``__future__`` import first.
 
     A judge module importing a sibling not listed before it would leave a name undefined at
-    run time, far from the cause; it is refused here instead, so a split of the judge package
-    fails the vendoring tests with the module to add."""
+    run time, far from the cause, and two modules defining the same top-level name would have
+    the later one replace the earlier's in the one source: both are refused here instead, so a
+    change of the judge package fails the vendoring tests with what to fix."""
     pkg = "endstate_harness.graders.judge"
     parts = [_text(pkg, f"{name}.py") for name in JUDGE_MODULES]
+    defined: dict[str, str] = {}
     for index, text in enumerate(parts):
-        for node in ast.walk(ast.parse(text)):
+        tree = ast.parse(text)
+        for node in tree.body:
+            name = _defined(node)
+            if name and defined.setdefault(name, JUDGE_MODULES[index]) != JUDGE_MODULES[index]:
+                raise RuntimeError(f"judge/{JUDGE_MODULES[index]}.py and judge/{defined[name]}.py "
+                                   f"both define {name}: they are one source when vendored")
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(pkg + "."):
                 sibling = (node.module or "").rsplit(".", 1)[1]
                 if sibling not in JUDGE_MODULES[:index]:

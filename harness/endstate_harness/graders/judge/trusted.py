@@ -50,7 +50,7 @@ class TrustedFiles:
 
     def install(self) -> None:
         """Trusted modules load from memory; ``open`` of a trusted path reads memory."""
-        sys.meta_path.insert(0, _Finder(self))
+        sys.meta_path.insert(0, _MemoryFinder(self))
         builtins.open = io.open = self.open  # type: ignore[assignment]
 
     def open(self, file: Any, mode: str = "r", buffering: int = -1,
@@ -75,7 +75,7 @@ class TrustedFiles:
         return io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=newline)
 
 
-class _Loader(importlib.abc.InspectLoader):
+class _MemoryLoader(importlib.abc.InspectLoader):
     """A trusted module, compiled from the bytes read at the judge's start."""
 
     def __init__(self, trusted: TrustedFiles, path: str) -> None:
@@ -99,8 +99,8 @@ class _Loader(importlib.abc.InspectLoader):
         exec(code, module.__dict__)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Modules found under the trusted folder get :class:`_Loader` instead of a file loader."""
+class _MemoryFinder(importlib.abc.MetaPathFinder):
+    """Modules found under the trusted folder get :class:`_MemoryLoader` instead of a file loader."""
 
     def __init__(self, trusted: TrustedFiles) -> None:
         self.trusted = trusted
@@ -115,6 +115,6 @@ class _Finder(importlib.abc.MetaPathFinder):
         if not origin.endswith(".py"):
             raise ImportError(f"{origin} is not a trusted module of the judge", path=origin)
         return importlib.util.spec_from_file_location(
-            fullname, origin, loader=_Loader(self.trusted, origin),
+            fullname, origin, loader=_MemoryLoader(self.trusted, origin),
             submodule_search_locations=spec.submodule_search_locations,
         )

@@ -79,7 +79,7 @@ def instrument(tree: ast.Module) -> ast.Module:
     return ast.fix_missing_locations(tree)
 
 
-class _Loader(importlib.machinery.SourceFileLoader):
+class _CountingLoader(importlib.machinery.SourceFileLoader):
     """A trusted module, compiled from its instrumented source (never from a cache)."""
 
     tally: Tally
@@ -129,7 +129,7 @@ class TrustedFinder(importlib.abc.MetaPathFinder):
             return None
         if not os.path.realpath(origin).startswith(self.trusted + os.sep):
             return None
-        loader = _Loader(fullname, origin)
+        loader = _CountingLoader(fullname, origin)
         loader.tally = self.tally
         loader.files = self.files
         spec.loader = loader
