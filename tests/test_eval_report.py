@@ -90,8 +90,10 @@ def test_console_report_is_tables_with_tries_from_1_and_only_failing_checks(
     report_md = (oracle / "report.md").read_text()
     assert "| `fix-help-text-wrap` | 1 | bug-fix | pass |" in report_md
     # where it ran: the console, report.md and results.json
-    assert "sandbox local (not isolated)" in out
-    assert "- Provider: oracle; sandbox: local (not isolated)" in report_md
+    assert "sandbox local (walled by bubblewrap)" in out or "sandbox local (no walls" in out
+    assert "- Provider: oracle; sandbox: local (walled by bubblewrap)" in report_md or (
+        "- Provider: oracle; sandbox: local (no walls" in report_md
+    )
     data = json.loads((oracle / "results.json").read_text())
     assert (data["sandbox"], data["sandbox_image"], data["sandbox_reason"]) == (
         "local", None, "--sandbox local"
@@ -281,7 +283,9 @@ def test_report_html_of_three_runs_is_numbers_with_headed_tables(
     assert cards["tokens"].endswith("(est.)"), cards
     latency = cards["p95 latency (scripted agent)"]
     assert latency.endswith(("µs", "ms")) and not latency.startswith("0"), cards
-    assert "sandbox local (not isolated)" in seen["text"]
+    assert "sandbox local (walled by bubblewrap)" in seen["text"] or (
+        "sandbox local (no walls" in seen["text"]
+    )
     assert shot.stat().st_size > 10_000
 
 

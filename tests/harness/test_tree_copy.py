@@ -144,3 +144,15 @@ def test_removing_a_tree_never_changes_the_folder_holding_it(tmp_path: Path) -> 
         assert proc.stdout.split() == ["0o555", "True", "False"], proc.stdout
     finally:
         os.chmod(parent, 0o755)
+
+
+def test_remove_tree_takes_a_file_and_leaves_its_folder_as_it_was(tmp_path: Path) -> None:
+    """A file is removed like a tree (a pooled container's live tree is emptied entry by
+    entry), and the folder holding what is removed keeps its mode."""
+    folder = tmp_path / "live"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    (folder / "a.txt").write_text("x")
+    tree.remove_tree(folder / "a.txt")
+    assert not (folder / "a.txt").exists()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755

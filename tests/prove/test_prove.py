@@ -376,7 +376,9 @@ def test_unloadable_task_is_reported_by_cause_with_lint_codes(
         task = build(manifest, name=name)
         rc, data, _ = prove(str(task), cache=cache)
         assert rc == 1, data
-        assert data["sandbox"] == {"kind": "local", "image": None, "reason": "--sandbox local"}
+        where = {k: v for k, v in data["sandbox"].items() if not k.startswith("walls")}
+        assert where == {"kind": "local", "image": None, "reason": "--sandbox local"}
+        assert data["sandbox"]["walls"] in ("bubblewrap", "none")
         [d] = findings(data)
         assert d["code"] == code, d
         assert "ES908" not in json.dumps(data) and "Docker" not in d["message"]

@@ -261,6 +261,9 @@ def remove_tree(path: Path, *, _top: str | None = None) -> None:
     if path.is_symlink() or not path.exists():
         path.unlink(missing_ok=True)
         return
+    if not path.is_dir():  # a file (or a fifo): rmtree does not take one
+        path.unlink()
+        return
     top = _top if _top is not None else os.path.abspath(path)
 
     def _retry(_func: object, name: str, _exc: object) -> None:
