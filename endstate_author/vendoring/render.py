@@ -90,8 +90,8 @@ def judge_source() -> str:
     defined: dict[str, str] = {}
     for index, text in enumerate(parts):
         tree = ast.parse(text)
-        for node in tree.body:
-            name = _defined(node)
+        for statement in tree.body:
+            name = _defined(statement)
             if name and defined.setdefault(name, JUDGE_MODULES[index]) != JUDGE_MODULES[index]:
                 raise RuntimeError(f"judge/{JUDGE_MODULES[index]}.py and judge/{defined[name]}.py "
                                    f"both define {name}: they are one source when vendored")

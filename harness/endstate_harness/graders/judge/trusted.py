@@ -100,7 +100,7 @@ class _MemoryLoader(importlib.abc.InspectLoader):
 
 
 class _MemoryFinder(importlib.abc.MetaPathFinder):
-    """Modules found under the trusted folder get :class:`_MemoryLoader` instead of a file loader."""
+    """Modules found under the trusted folder load through :class:`_MemoryLoader`."""
 
     def __init__(self, trusted: TrustedFiles) -> None:
         self.trusted = trusted
