@@ -58,8 +58,11 @@ def _fence_valid(spec):
     if type(read_only) is not list or not all(type(p) is str and p.startswith("/proc/")
                                              for p in read_only):
         return False
-    covers, binds = spec.get("covers"), spec.get("binds")
+    covers, binds, keep = spec.get("covers"), spec.get("binds"), spec.get("keep", [])
     if type(covers) is not list or type(binds) is not list or len(binds) > 4:
+        return False
+    if type(keep) is not list or len(keep) > 4 or not all(
+            type(k) is str and k.startswith("/") for k in keep):
         return False
     if not all(type(c) is str and c.startswith("/") for c in covers):
         return False
@@ -177,10 +180,17 @@ def _fence_mounts(spec):
     binds = spec["binds"]
     for slot, (source, _target) in enumerate(binds):
         _fence_mount(source, f"{staging}/{slot}", None, _MS_BIND | _MS_REC, None)
+    keep = [k for k in spec.get("keep", []) if os.path.isdir(k)]
+    for slot, folder in enumerate(keep, start=4):  # system folders under a cover: kept
+        _fence_mount(folder, f"{staging}/{slot}", None, _MS_BIND | _MS_REC, None)
     for cover in spec["covers"]:
         if os.path.isdir(cover):
             mode = "1777" if cover in ("/tmp", "/dev/shm") else "0755"
             _fence_mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=" + mode)
+    for slot, folder in enumerate(keep, start=4):
+        os.makedirs(folder, exist_ok=True)
+        _fence_mount(f"{staging}/{slot}", folder, None, _MS_MOVE, None)
+        _fence_mount(None, folder, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_REC, None)
     for slot, (_source, target) in enumerate(binds):
         os.makedirs(target, exist_ok=True)
         _fence_mount(f"{staging}/{slot}", target, None, _MS_MOVE, None)

@@ -35,6 +35,9 @@ STAGING = "/run/endstate-walls"
 """Where a warm interpreter's run mounts its folders before it hides the scratch root; the
 interpreter's walls hold :data:`STAGING_SLOTS` empty folders there."""
 STAGING_SLOTS = 4
+KEEP_SLOTS = 4
+"""Staging slots for system folders a warm run must keep in view under its fresh ``/tmp``
+(the harness's own virtualenv in a checkout under ``/tmp``, say)."""
 
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 """Parts of /proc made read-only behind the walls (as Docker does): they reach the whole
@@ -76,12 +79,17 @@ class Layout:
     parent: str = ""
     """The scratch root the binds live in (hidden from a warm run, which starts where every
     scratch folder is in view)."""
+    system: tuple[str, ...] = ()
+    """The read-only system folders every command sees (:func:`system_binds`): those under a
+    folder a warm run covers are bound again on top of it, read-only."""
 
     def spec(self) -> dict[str, object]:
         """The layout as a warm interpreter's run reads it (plain data, ``marshal``-able)."""
         covers = sorted({"/tmp", "/dev/shm", self.parent, *self.covers} - {""}, key=len)
         binds = sorted(self.binds, key=lambda b: len(b[1]))
+        keep = sorted(s for s in self.system if _under(s, set(covers)) and s not in covers)
         return {"covers": covers, "binds": [list(b) for b in binds], "staging": STAGING,
+                "keep": keep[:KEEP_SLOTS],
                 "proc_read_only": [f"/proc/{part}" for part in PROC_READ_ONLY]}
 
 
@@ -233,11 +241,13 @@ def _system_args(path_env: str) -> list[str]:
 def command_argv(program: str, layout: Layout, argv: list[str], path_env: str) -> list[str]:
     """``argv`` walled in (see the module docstring): its own namespaces, PID included, and
     killed with the process that started it."""
+    # /tmp and /dev/shm first: a system folder that lives under them (the harness's own
+    # virtualenv in a checkout under /tmp, say) is then bound on top, not hidden by them
     args = [program, *_NAMESPACES, "--unshare-pid", "--die-with-parent", "--new-session",
-            *_system_args(path_env), "--dev", "/dev", "--proc", "/proc"]
+            "--tmpfs", "/tmp", *_system_args(path_env), "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/dev/shm"]
     for part in PROC_READ_ONLY:
         args += ["--ro-bind-try", f"/proc/{part}", f"/proc/{part}"]
-    args += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
     for cover in layout.covers:
         args += ["--tmpfs", cover]
     for src, dst in sorted(layout.binds, key=lambda b: len(b[1])):
@@ -251,10 +261,10 @@ def zygote_argv(program: str, parent: str, cwd: str, argv: list[str],
     the scratch root ``parent`` in view (each run hides it again) and the host's ``/proc``,
     from which each run mounts one of its own. No PID namespace: the harness watches its
     runs by their host pids."""
-    args = [program, *_NAMESPACES, *_system_args(path_env), "--dev", "/dev",
-            "--bind", "/proc", "/proc", "--tmpfs", "/tmp"]
+    args = [program, *_NAMESPACES, "--tmpfs", "/tmp", *_system_args(path_env), "--dev", "/dev",
+            "--bind", "/proc", "/proc"]
     args += ["--bind", parent, parent]
-    for slot in range(STAGING_SLOTS):
+    for slot in range(STAGING_SLOTS + KEEP_SLOTS):
         args += ["--dir", f"{STAGING}/{slot}"]
     return [*args, "--chdir", cwd, "--", *argv]
 
@@ -272,7 +282,8 @@ class Walls:
                             self.path_env)
 
     def layout(self, binds: list[tuple[str, str]], cwd: str, parent: str) -> Layout:
-        return Layout(tuple(binds), cwd, self.covers, parent)
+        system = tuple(dst for kind, _src, dst in system_binds(self.path_env) if kind == "ro")
+        return Layout(tuple(binds), cwd, self.covers, parent, system)
 
     def zygote(self, argv: list[str], parent: str, cwd: str) -> list[str]:
         return zygote_argv(self.program, os.path.realpath(parent), cwd, argv, self.path_env)
