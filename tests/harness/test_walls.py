@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import textwrap
@@ -334,9 +335,11 @@ def test_what_a_walled_command_sees(task: Path, tmp_path: Path) -> None:
                 assert result.ok, result
                 seen = json.loads(result.stdout)
                 assert len(seen["pids"]) <= 3, seen  # process 1, the shell or the run, itself
-                # empty, but for the folders leading to the live tree when it is under /tmp
-                own = {str(box.live.relative_to("/tmp")).split("/")[0]} if str(
-                    box.live).startswith("/tmp/") else set()
+                # empty, but for the folders leading to the live tree and to the harness's
+                # own Python (a checkout's virtualenv) when they are under /tmp
+                own = {str(Path(p).relative_to("/tmp")).split("/")[0]
+                       for p in (str(box.live), os.path.realpath(sys.prefix))
+                       if p.startswith("/tmp/")}
                 assert set(seen["tmp"]) <= own and set(seen["home"]) <= own, seen
                 assert seen["fds"] == [0, 1, 2, 3], seen
                 assert not seen["task"] and not seen["host_tmp"] and not seen["run"], seen

@@ -172,6 +172,16 @@ def _fence_loopback():
         os.close(fd)
 
 
+_ST_TO_MS = ((os.ST_NOSUID, 2), (os.ST_NODEV, 4), (os.ST_NOEXEC, 8), (os.ST_NOATIME, 1024),
+             (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
+
+
+def _mount_flags(folder):
+    """The mount flags of the mount ``folder`` is on, as ``mount(2)`` takes them."""
+    have = os.statvfs(folder).f_flag
+    return sum(ms for st, ms in _ST_TO_MS if have & st)
+
+
 def _fence_mounts(spec):
     """In ``B``: the run's folders where the harness asked, the rest of the scratch root out
     of view, a private ``/tmp`` and ``/dev/shm``, a ``/proc`` of this PID namespace."""
@@ -181,19 +191,25 @@ def _fence_mounts(spec):
     for slot, (source, _target) in enumerate(binds):
         _fence_mount(source, f"{staging}/{slot}", None, _MS_BIND | _MS_REC, None)
     keep = [k for k in spec.get("keep", []) if os.path.isdir(k)]
+    locked = {}
     for slot, folder in enumerate(keep, start=4):  # system folders under a cover: kept
+        locked[slot] = _mount_flags(folder)
         _fence_mount(folder, f"{staging}/{slot}", None, _MS_BIND | _MS_REC, None)
     for cover in spec["covers"]:
         if os.path.isdir(cover):
             mode = "1777" if cover in ("/tmp", "/dev/shm") else "0755"
             _fence_mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=" + mode)
-    for slot, folder in enumerate(keep, start=4):
-        os.makedirs(folder, exist_ok=True)
-        _fence_mount(f"{staging}/{slot}", folder, None, _MS_MOVE, None)
-        _fence_mount(None, folder, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_REC, None)
     for slot, (_source, target) in enumerate(binds):
         os.makedirs(target, exist_ok=True)
         _fence_mount(f"{staging}/{slot}", target, None, _MS_MOVE, None)
+    for slot, folder in enumerate(keep, start=4):  # on top of the covers and the binds
+        os.makedirs(folder, exist_ok=True)
+        _fence_mount(f"{staging}/{slot}", folder, None, _MS_MOVE, None)
+        # read-only again, with the flags the zygote's bind has locked (a remount must keep)
+        _fence_mount(None, folder, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_REC
+                     | locked[slot], None)
+        if not os.statvfs(folder).f_flag & os.ST_RDONLY:
+            raise OSError(1, "a kept system folder is writable", folder)
     _fence_mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     for part in spec["proc_read_only"]:  # what reaches the whole kernel: read-only
         if os.path.exists(part):

@@ -81,13 +81,14 @@ class Layout:
     scratch folder is in view)."""
     system: tuple[str, ...] = ()
     """The read-only system folders every command sees (:func:`system_binds`): those under a
-    folder a warm run covers are bound again on top of it, read-only."""
+    folder a warm run covers or binds are bound again on top of it, read-only."""
 
     def spec(self) -> dict[str, object]:
         """The layout as a warm interpreter's run reads it (plain data, ``marshal``-able)."""
         covers = sorted({"/tmp", "/dev/shm", self.parent, *self.covers} - {""}, key=len)
         binds = sorted(self.binds, key=lambda b: len(b[1]))
-        keep = sorted(s for s in self.system if _under(s, set(covers)) and s not in covers)
+        hiding = set(covers) | {target for _source, target in binds}
+        keep = sorted(s for s in self.system if _under(s, hiding) and s not in hiding)
         return {"covers": covers, "binds": [list(b) for b in binds], "staging": STAGING,
                 "keep": keep[:KEEP_SLOTS],
                 "proc_read_only": [f"/proc/{part}" for part in PROC_READ_ONLY]}
@@ -252,6 +253,12 @@ def command_argv(program: str, layout: Layout, argv: list[str], path_env: str) -
         args += ["--tmpfs", cover]
     for src, dst in sorted(layout.binds, key=lambda b: len(b[1])):
         args += ["--bind", src, dst]
+    # a system folder under a folder mounted since (the harness's own virtualenv in a
+    # checkout under /tmp, say): bound again on top, read-only
+    hiding = {"/tmp", "/dev/shm", *layout.covers, *(dst for _src, dst in layout.binds)}
+    for kind, src, dst in system_binds(path_env):
+        if kind == "ro" and _under(dst, hiding) and dst not in hiding:
+            args += ["--ro-bind", src, dst]
     return [*args, "--chdir", layout.cwd, "--", *argv]
 
 
