@@ -12,7 +12,7 @@ from endstate_harness.graders import grade, reads_sealed_state_only, requirement
 from endstate_harness.graders.environment import environment_failure, program_probe
 from endstate_harness.sandbox.base import SandboxError, TreeSandbox
 from endstate_harness.sandbox.choice import SandboxChoice
-from endstate_harness.task import Task
+from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Verdict
 
 
@@ -47,6 +47,7 @@ def grade_end_state(
     search_paths: Sequence[Path] = (),
     holdout: bool = True,
     until_rejected: bool = False,
+    graders: Sequence[GraderSpec] | None = None,
 ) -> Graded:
     """Build an end state without an agent, seal it, stage the holdout, grade, conjoin requires.
 
@@ -65,6 +66,9 @@ def grade_end_state(
     gives, since a conjunction with one failed member fails; only a later grader's
     environment failure, which would have made the check unassessed, goes unseen (the
     directions checks grade every grader and report it).
+
+    ``graders``: grade only these of the task's graders (the mutants' batch grades the ones
+    that read the sealed state here, and its test grader apart).
     """
     sandbox = spec.make(task.fixture)
     try:
@@ -86,7 +90,7 @@ def grade_end_state(
         requires = Verdict.from_checks(
             requirements_checks(task.requires, counters or {}, stop_reason)
         )
-        graders = list(task.graders)
+        graders = list(task.graders if graders is None else graders)
         if until_rejected:
             graders.sort(key=lambda g: not reads_sealed_state_only(g))  # stable
         per_grader: list[Verdict] = []

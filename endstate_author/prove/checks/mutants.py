@@ -20,6 +20,7 @@ from endstate_author.prove.model import (
     ProveContext,
     make_job,
 )
+from endstate_author.prove.mutant_batch import MutantBatch, batches
 from endstate_author.prove.mutation import Mutant, MutantSet, generate
 from endstate_harness.task import Task
 
@@ -69,7 +70,8 @@ NOT_RUN = "not run: the task's mutant time budget ({:g} s, --mutant-budget) was 
 
 
 def mutant_check(
-    mutant: Mutant, base_key: str, use_cache: bool = True, budget: Budget | None = None
+    mutant: Mutant, base_key: str, use_cache: bool = True, budget: Budget | None = None,
+    batch: MutantBatch | None = None,
 ) -> Check:
     label = f"mutant {mutant.id} fails"
     where = f"solution/{mutant.path}"
@@ -97,6 +99,10 @@ def mutant_check(
                 path=where, line=mutant.line, unrun=True,
             )  # fmt: skip
         assert ctx.task.solution is not None
+        killed = batch.killed(ctx, mutant) if batch is not None else None
+        if killed is not None:  # the batch only kills; a survivor is graded alone below
+            cache.store_mutant(key, *killed)
+            return result(*killed)
         counters, stop = least_counters(ctx.task)
         graded = grade_end_state(
             ctx.task,
@@ -133,8 +139,11 @@ def jobs(task: Task, plan: Plan) -> Iterator[Job]:
         return
     base_key = cache.mutant_base(task, plan.sandbox_key)
     budget = Budget(plan.mutant_budget)
+    unknown = [m for m in chosen if not plan.use_cache
+               or cache.load_mutant(cache.mutant_key(base_key, m.id, m.content)) is None]
+    grouped = batches(task, unknown, _applier)
     for mutant in chosen:
-        check = mutant_check(mutant, base_key, plan.use_cache, budget)
+        check = mutant_check(mutant, base_key, plan.use_cache, budget, grouped.get(mutant.id))
         yield make_job(GROUP_NAME, f"mutant {mutant.id} fails", check)
 
 

@@ -60,6 +60,11 @@ class Server:
     def __init__(self):
         self.objects = {}
         self.numbers = {}
+        self.variant = None
+        """In a variant's process: "open"; in the process that forks them: "parent" once the
+        first variant was asked for (it then answers nothing but the next variant)."""
+        self.gone = None
+        """Why the last variant's process ended on its own (the judge is told)."""
 
     # --- references -------------------------------------------------------------------
 
@@ -115,6 +120,14 @@ class Server:
 
     def handle(self, msg):
         op = msg.get("op")
+        if self.variant == "parent" and op != "variant":
+            raise WireError("the process of the last variant ended")
+        if op == "variant":
+            return self.fork_variant(msg.get("files"))
+        if op == "end":
+            if self.variant != "open":
+                raise WireError("no variant to end")
+            raise _EndVariant()
         if op == "import":
             name = msg.get("name")
             if type(name) is not str:
@@ -141,6 +154,58 @@ class Server:
                 raise WireError("unknown operation %r" % (msg.get("fn"),))
             return fn(*self.decode(msg.get("args") or []))  # type: ignore[operator]
         raise WireError("unknown op %r" % (op,))
+
+    def fork_variant(self, files):
+        """One variant of the tree (prove's mutants: files that differ from the solution's)
+        in a process of its own, forked from this one before any code under test was
+        imported: it writes the variant's files, answers the judge until "end", and exits;
+        this process then writes the files back and waits for the next variant. What one
+        variant's code leaves in memory never reaches the next."""
+        if self.variant == "open" or self.objects:
+            raise WireError("a variant starts only from a process that imported nothing")
+        if type(files) is not dict or not files:
+            raise WireError("a variant names the files it changes")
+        root = os.getcwd()
+        saved = {}
+        for rel, text in files.items():
+            parts = rel.split("/") if type(rel) is str else [".."]
+            if rel.startswith("/") or ".." in parts or "" in parts or (
+                    text is not None and type(text) is not str):
+                raise WireError("a variant's file must be a relative path with a text")
+            path = os.path.join(root, *parts)
+            try:
+                with open(path, "rb") as old:
+                    saved[path] = old.read()
+            except FileNotFoundError:
+                saved[path] = None
+        pid = os.fork()
+        if pid == 0:
+            self.variant = "open"
+            for rel, text in files.items():
+                path = os.path.join(root, *rel.split("/"))
+                _drop_bytecode(path)  # a .pyc of the file it replaces must not stand in
+                if text is None:
+                    if os.path.exists(path):
+                        os.unlink(path)
+                else:
+                    with open(path, "wb") as new:
+                        new.write(text.encode("utf-8", "surrogateescape"))
+            return None
+        _pid, status = os.waitpid(pid, 0)
+        self.variant = "parent"
+        if status != _ENDED << 8:  # ended by its code, not by "end": the judge is waiting
+            self.gone = "the process running the variant ended (status %d)" % (status,)
+        for path, data in saved.items():
+            try:
+                if data is None:
+                    if os.path.exists(path):
+                        os.unlink(path)
+                else:
+                    with open(path, "wb") as old:
+                        old.write(data)
+            except OSError:
+                pass
+        return _NO_REPLY
 
     def define(self, name, source):
         """Run a test helper module the task declares (``child_helpers``) as ``name``.
@@ -175,6 +240,35 @@ class Server:
             text = "?"
         return {"cls": self.describe_class(type(exc)), "args": args, "str": text[:4000],
                 "obj": self.ref(exc)}
+
+
+def _drop_bytecode(path):
+    folder, name = os.path.split(path)
+    cache = os.path.join(folder, "__pycache__")
+    stem = name[:-3] + "." if name.endswith(".py") else None
+    try:
+        names = os.listdir(cache) if stem else []
+    except OSError:
+        return
+    for entry in names:
+        if entry.startswith(stem) and entry.endswith(".pyc"):
+            try:
+                os.unlink(os.path.join(cache, entry))
+            except OSError:
+                pass
+
+
+class _EndVariant(Exception):
+    """The judge ended the variant this process runs: answer, then exit."""
+
+
+_ENDED = 90
+"""The exit status of a variant's process that the judge ended (any other: its code ended
+it, and the judge, waiting for an answer, is told)."""
+
+_NO_REPLY = object()
+"""What the forking process returns once a variant's process ended: the variant answered for
+itself, so no second answer goes out."""
 
 
 def _plain(value):
@@ -216,7 +310,17 @@ def main():
             rid = msg.get("id")
             try:
                 value = server.handle(msg)
+                if value is _NO_REPLY:
+                    if server.gone:
+                        proto_out.write(dumps({"id": None, "gone": server.gone}))
+                        proto_out.flush()
+                        server.gone = None
+                    continue
                 reply = {"id": rid, "ok": server.encode(value)}
+            except _EndVariant:
+                proto_out.write(dumps({"id": rid, "ok": server.encode(None)}))
+                proto_out.flush()
+                os._exit(_ENDED)
             except WireError as exc:
                 reply = {"id": rid, "fault": "%s" % (exc,)}
             except BaseException as exc:  # the code under test raised: that is an answer

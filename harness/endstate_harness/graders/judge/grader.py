@@ -99,6 +99,62 @@ def judge_verdict(
     """The body of :func:`judged_tests`, for any object with the judge's sandbox methods
     (``fixture_files``, ``holdout_files``, ``end_state_files``, ``open_channel``): the
     vendored copy (``endstate-author vendor``) calls it with endstate 0.3.0's sandboxes."""
+    verdicts = _judge(sandbox, None, start_dir=start_dir, pattern=pattern,
+                      top_level_dir=top_level_dir, modules=modules, visible=visible,
+                      child_helpers=child_helpers, timeout_s=timeout_s, min_tests=min_tests,
+                      name=name, python=python)
+    return verdicts[0]
+
+
+def judge_variants(
+    sandbox: Sandbox,
+    variants: list[dict[str, str | None]],
+    *,
+    start_dir: str = "tests",
+    pattern: str = "test*.py",
+    top_level_dir: str = ".",
+    modules: list[str] | None = None,
+    visible: bool = True,
+    child_helpers: list[str] | None = None,
+    timeout_s: float = 120.0,
+    min_tests: int = 1,
+    name: str = "",
+    python: str = "python3",
+) -> list[Verdict]:
+    """:func:`judged_tests`' verdict on each variant of the sandbox's end state, in one judge
+    and one child: ``variants`` map tree paths to the text each holds instead (``None``: the
+    file is gone). prove's mutants differ from the solution in a file each, so running them
+    in one child saves a judge, a child and a sandbox per mutant; each variant still runs in
+    processes of its own (forked by the judge and by the child before any code under test is
+    imported), so one variant's memory never reaches another's.
+
+    The list may be shorter than ``variants``: the batch stops after a variant whose child did
+    not end cleanly (hung, crashed) or that the judge could not run; grade the rest apart.
+    Each variant's files are written back when its process ends, but a batch that stopped on
+    a hung variant leaves them: grade nothing else in that sandbox afterwards."""
+    if not variants:
+        return []
+    return _judge(sandbox, variants, start_dir=start_dir, pattern=pattern,
+                  top_level_dir=top_level_dir, modules=modules, visible=visible,
+                  child_helpers=child_helpers, timeout_s=timeout_s, min_tests=min_tests,
+                  name=name, python=python)
+
+
+def _judge(
+    sandbox: Sandbox,
+    variants: list[dict[str, str | None]] | None,
+    *,
+    start_dir: str,
+    pattern: str,
+    top_level_dir: str,
+    modules: list[str] | None,
+    visible: bool,
+    child_helpers: list[str] | None,
+    timeout_s: float,
+    min_tests: int,
+    name: str,
+    python: str,
+) -> list[Verdict]:
     label = name or f"judge {start_dir.rstrip('/')}/"
     names = (
         f"{label}: the judge reported",
@@ -108,15 +164,28 @@ def judge_verdict(
     trusted_files = _trusted_files(sandbox, start_dir, visible)
     if not any(_matches(rel, start_dir, pattern) for rel in trusted_files):
         why = f"no trusted test file matching {pattern!r} under {start_dir}/ (holdout or fixture)"
-        return _all_failed(names, why)
+        return [_all_failed(names, why)] * len(variants or [None])
     top_names = _module_names(sandbox, trusted_files, start_dir, modules)
     helpers: dict[str, str] = {}
     for rel in child_helpers or []:
         data = trusted_files.get(rel.strip("/"))
         if data is None or not rel.endswith(".py"):
             why = f"child helper {rel!r} is not a Python file of the holdout or under {start_dir}/"
-            return _all_failed(names, why)
+            return [_all_failed(names, why)] * len(variants or [None])
         helpers[rel.strip("/")[:-3].replace("/", ".")] = data.decode("utf-8", errors="replace")
+    config: dict[str, Any] = {
+        "start_dir": start_dir,
+        "pattern": pattern,
+        "top_level_dir": top_level_dir,
+        "modules": sorted(top_names),
+        "helpers": helpers,
+        "timeout_s": timeout_s,
+        "call_timeout_s": min(CALL_TIMEOUT_S, timeout_s),
+    }
+    total_s = timeout_s
+    if variants is not None:
+        config["variants"] = variants
+        total_s = timeout_s * len(variants)
     workdir = Path(tempfile.mkdtemp(prefix="endstate-judge-"))
     watchdog.protect(workdir)  # a cluster unit may be SIGKILLed mid-check
     try:
@@ -125,24 +194,28 @@ def judge_verdict(
             target = trusted / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        report, child_err = _run(sandbox, trusted, python, timeout_s, {
-            "start_dir": start_dir,
-            "pattern": pattern,
-            "top_level_dir": top_level_dir,
-            "modules": sorted(top_names),
-            "helpers": helpers,
-            "timeout_s": timeout_s,
-            "call_timeout_s": min(CALL_TIMEOUT_S, timeout_s),
-        })
+        report, child_err = _run(sandbox, trusted, python, total_s, config)
     finally:
         remove_tree(workdir)
         watchdog.release(workdir)
+    if variants is not None:
+        if report is None or "fatal" in report:
+            return []
+        return [_verdict_of(sandbox, one, names, min_tests, "", with_evidence=False)
+                for one in report.get("variants", [])[:len(variants)] if isinstance(one, dict)]
+    return [_verdict_of(sandbox, report, names, min_tests, child_err)]
+
+
+def _verdict_of(sandbox: Sandbox, report: dict[str, Any] | None, names: tuple[str, ...],
+                min_tests: int, child_err: str, with_evidence: bool = True) -> Verdict:
     if report is None or "fatal" in report:
         why = (
             "the judge did not finish" if report is None else f"the judge failed: {report['fatal']}"
         )
         return _all_failed(names, f"{why}\n{child_err[-1000:]}".strip())
     verdict = Verdict.from_checks(_checks(report, names, min_tests, child_err))
+    if not with_evidence:  # a variant's verdict says only whether it passed, and why not
+        return verdict
     # the evidence rides on the verdict as a field the harness reads (endstate 0.3.0's
     # Verdict, in a vendored copy, ignores it)
     found = evidence(report, sandbox.holdout_files())

@@ -26,6 +26,7 @@ from endstate_harness.graders.judge.witness import (
     embedded_line,
     file_of,
     message_of,
+    precompile,
     watch,
     where_failed,
 )
@@ -151,32 +152,88 @@ def _overrun(budget_s: float) -> None:
 def run(config: dict[str, Any], files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """Discover and run the trusted tests; the report the grader reads. ``files``: the trusted
     files as read at the judge's start (:class:`TrustedFiles`), which the tests are compiled
-    from."""
+    from. With ``variants`` in the config: one report per variant (:func:`run_variants`)."""
     _cap_memory()
     cpu_budget_s = float(config["call_timeout_s"])
     _overrun(cpu_budget_s)
     guard_assertions(unittest.TestCase, is_reference)
     trusted = config["trusted_dir"]
     top = os.path.normpath(os.path.join(trusted, config.get("top_level_dir", ".")))
-    start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     sys.path.insert(0, top)
     tally = watch(trusted, files)  # before the proxies' finder, which stays first
+    # The tests' own prints must not reach the channel: fd 1 is the child's stdin.
+    sys.stdout = sys.stderr
+    if config.get("variants"):
+        precompile(files or {})
+        return run_variants(config, tally, top)
+    return _run_tests(config, tally, top, None)
+
+
+def _run_tests(config: dict[str, Any], tally: Tally, top: str,
+               variant: dict[str, str | None] | None) -> dict[str, Any]:
+    """One run of the trusted tests against the child (in ``variant``'s process, if given)."""
+    trusted = config["trusted_dir"]
     conv = Conversation(
         0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
     )
+    if variant is not None:
+        try:
+            conv.request("variant", files=variant)
+        except Exception as exc:  # the variant could not start: said, never a pass
+            return {"fatal": f"the variant did not start: {type(exc).__name__}: {exc}",
+                    "child": conv.gone}
     install(conv, set(config["modules"]), config.get("helpers") or {})
-    # The tests' own prints must not reach the channel: fd 1 is the child's stdin.
-    sys.stdout = sys.stderr
+    start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
     suite = loader.discover(start, pattern=config["pattern"], top_level_dir=top)
-    result = _Collector(tally, trusted, cpu_budget_s)
+    result = _Collector(tally, trusted, float(config["call_timeout_s"]))
     suite.run(result)
     for test, reason in result.errors:  # import failures of test modules land here unseen
         if not any(o["id"] == test.id() for o in result.outcomes):
             result.outcomes.append({"id": test.id(), "outcome": "error", "detail": reason,
                                     "file": file_of(test, trusted), "assertions": 0,
                                     "message": " ".join(reason.split()[-40:])})
-    return {"outcomes": result.outcomes, "child": conv.gone, "python": sys.version.split()[0]}
+    gone = conv.gone
+    if variant is not None and not gone:
+        try:
+            conv.request("end")
+        except Exception as exc:  # its outcomes stand; the batch stops (state unknown)
+            gone = f"the variant's process did not end cleanly: {type(exc).__name__}"
+    return {"outcomes": result.outcomes, "child": gone, "python": sys.version.split()[0]}
+
+
+def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, Any]:
+    """The trusted tests once per variant of the tree (prove's mutants), each in a process
+    forked from this one (fresh test modules, fresh proxies) against a process the child forks
+    for it. The batch stops at the first variant whose child did not end cleanly (hung,
+    crashed): the child's protocol state is then unknown; the grader grades the rest apart."""
+    reports: list[dict[str, Any]] = []
+    for variant in config["variants"]:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            try:
+                ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+                if os.getppid() == 1:
+                    os._exit(1)
+                report = _run_tests(config, tally, top, variant)
+            except BaseException as exc:  # the judge's own failure: reported, never a pass
+                report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
+            with os.fdopen(write_fd, "w", encoding="utf-8") as out:
+                json.dump(report, out)
+            os._exit(0)
+        os.close(write_fd)
+        with os.fdopen(read_fd, "r", encoding="utf-8") as pipe:
+            text = pipe.read()
+        _pid, status = os.waitpid(pid, 0)
+        if status != 0 or not text:
+            break
+        report = json.loads(text)
+        reports.append(report)
+        if report.get("child") or "fatal" in report:
+            break
+    return {"variants": reports, "python": sys.version.split()[0]}
 
 
 def undumpable() -> None:

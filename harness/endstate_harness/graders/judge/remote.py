@@ -125,6 +125,8 @@ class Conversation:
             reply = loads(line)
         except WireError as exc:
             raise self._fail(f"the code under test broke the protocol: {exc}") from None
+        if reply.get("id") is None and type(reply.get("gone")) is str:  # a variant's end
+            raise self._fail(f"the code under test ended: {reply['gone'][:200]}")
         if reply.get("id") != rid:
             raise self._fail("the code under test answered out of turn")
         self.budget.start(limit)

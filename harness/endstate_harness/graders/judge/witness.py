@@ -79,6 +79,33 @@ def instrument(tree: ast.Module) -> ast.Module:
     return ast.fix_missing_locations(tree)
 
 
+_COMPILED: dict[tuple[str, bytes, int], types.CodeType] = {}
+"""Instrumented code by (path, source, optimisation): the judge compiles a trusted module
+once, and the processes it forks for prove's variants import it without compiling again."""
+
+
+def instrumented_code(data: bytes, path: str, optimize: int = -1) -> types.CodeType:
+    """``data`` (a trusted module's source) compiled with its assertions counted."""
+    key = (path, data, optimize)
+    code = _COMPILED.get(key)
+    if code is None:
+        tree = instrument(ast.parse(data, filename=path))
+        code = _COMPILED[key] = compile(tree, path, "exec", dont_inherit=True,
+                                        optimize=optimize)
+    return code
+
+
+def precompile(files: Mapping[str, bytes]) -> None:
+    """Compile every trusted Python file now (before forking the variants' judges); a file
+    that does not compile is left for its import to report."""
+    for path, data in files.items():
+        if path.endswith(".py"):
+            try:
+                instrumented_code(data, path)
+            except (SyntaxError, ValueError):
+                pass
+
+
 class _CountingLoader(importlib.machinery.SourceFileLoader):
     """A trusted module, compiled from its instrumented source (never from a cache)."""
 
@@ -102,8 +129,7 @@ class _CountingLoader(importlib.machinery.SourceFileLoader):
     def source_to_code(  # type: ignore[override]
         self, data: bytes, path: str, *, _optimize: int = -1
     ) -> types.CodeType:
-        tree = instrument(ast.parse(data, filename=path))
-        return compile(tree, path, "exec", dont_inherit=True, optimize=_optimize)
+        return instrumented_code(data, path, _optimize)
 
     def exec_module(self, module: types.ModuleType) -> None:
         module.__dict__[COUNTER] = self.tally.hit

@@ -1,0 +1,181 @@
+"""Mutants graded in batches: one sandbox, one judge and one child for a dozen mutants.
+
+Why: a mutant differs from the solution in one file, yet graded alone it costs a sandbox, a
+judge process, a child process and the package's import, about a bare test run each; a task
+with ninety mutants then costs ninety test runs. In a batch the judge runs the trusted tests
+once per mutant, each time in a process it forks, against a process the child forks after
+writing the mutant's file (:func:`~endstate_harness.graders.judge.grader.judge_variants`), so
+no mutant sees what another left in memory, and the sandbox, the judge's start and the
+trusted files are paid once.
+
+What stays exact: the graders that read only the sealed end state (path guards, structure)
+grade each mutant on its own tree first, as before; a batch only ever *kills* a mutant. A
+mutant that passes in the batch is graded again alone (:func:`grade_end_state`), so every
+survivor (ES911) is the finding the unbatched path gives. A mutant the batch did not reach
+(it stopped after a hung or crashed variant) is graded alone too.
+
+A task batches when its one test-running grader is this library's ``judged_tests`` and every
+other grader reads the sealed state only; any other task grades each mutant alone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from endstate_author.prove.grading import Graded, failing_detail, grade_end_state, least_counters
+from endstate_author.prove.model import ProveContext, Unassessed
+from endstate_author.prove.mutation import Mutant
+from endstate_harness.errors import SandboxError
+from endstate_harness.graders import reads_sealed_state_only, requirements_checks
+from endstate_harness.graders.environment import environment_failure, program_probe
+from endstate_harness.graders.names import THIS_MODULE
+from endstate_harness.task import GraderSpec, Task
+from endstate_harness.verdict import Verdict
+
+BATCH_SIZE = 12
+"""Most mutants in one batch: enough to pay the judge's start once per dozen, few enough that
+the batches of a task spread over the workers."""
+
+OFF_ENV = "ENDSTATE_MUTANT_BATCH"
+"""``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
+
+JUDGE_NAMES = (f"{THIS_MODULE}:judged_tests", f"{THIS_MODULE}.judged_tests")
+
+
+def batch_grader(task: Task) -> GraderSpec | None:
+    """The task's test grader when its mutants can be batched (see the module docstring)."""
+    judges = [g for g in task.graders if g.name in JUDGE_NAMES]
+    others = [g for g in task.graders if g.name not in JUDGE_NAMES]
+    if len(judges) != 1 or not all(reads_sealed_state_only(g) for g in others):
+        return None
+    return judges[0]
+
+
+def _text_of(task: Task, mutant: Mutant) -> tuple[bool, str | None]:
+    """The mutant's file as a variant names it: (batchable, text or None for no file)."""
+    data = mutant.content
+    if data is None:
+        original = task.fixture / mutant.path
+        data = original.read_bytes() if original.is_file() else None
+    if data is None:
+        return True, None
+    try:
+        return True, data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False, None
+
+
+Outcome = tuple[str, str]
+"""``("pass", detail)`` for a mutant the batch killed; the others are graded alone."""
+
+
+class MutantBatch:
+    """Some mutants of one task, graded together the first time any of them is asked for."""
+
+    def __init__(self, members: list[Mutant], grader: GraderSpec,
+                 apply: Callable[[Task, Mutant], Callable[[Path], list[str]]]) -> None:
+        self.members = members
+        self.grader = grader
+        self.apply = apply
+        self._lock = threading.Lock()
+        self._killed: dict[str, Outcome] | None = None
+
+    def killed(self, ctx: ProveContext, mutant: Mutant) -> Outcome | None:
+        """``mutant``'s outcome if the batch killed it; None: grade it alone."""
+        with self._lock:
+            if self._killed is None:
+                try:
+                    self._killed = self._grade(ctx)
+                except (Unassessed, SandboxError, OSError):
+                    self._killed = {}  # each graded alone, which says what went wrong
+        return self._killed.get(mutant.id)
+
+    def _grade(self, ctx: ProveContext) -> dict[str, Outcome]:
+        task = ctx.task
+        counters, stop = least_counters(task)
+        requires = Verdict.from_checks(requirements_checks(task.requires, counters, stop))
+        sealed = [g for g in task.graders if g is not self.grader]
+        killed: dict[str, Outcome] = {}
+        left: list[tuple[Mutant, str | None, list[Verdict]]] = []
+        for mutant in self.members:
+            batchable, text = _text_of(task, mutant)
+            if not batchable:
+                continue
+            before: list[Verdict] = []
+            if sealed:  # path guards and structure, on the mutant's own tree: no process
+                graded = grade_end_state(
+                    task, ctx.spec, overlays=[task.solution] if task.solution else [],
+                    mutate=self.apply(task, mutant), counters=counters, stop_reason=stop,
+                    search_paths=ctx.search_paths, until_rejected=True, graders=sealed,
+                )
+                if not graded.verdict.passed:
+                    killed[mutant.id] = ("pass", f"{mutant.description}: "
+                                                 f"{failing_detail(graded)}")
+                    continue
+                before = graded.per_grader
+            left.append((mutant, text, before))
+        if left:
+            killed.update(self._judged(ctx, left, requires))
+        return killed
+
+    def _judged(self, ctx: ProveContext, left: list[tuple[Mutant, str | None, list[Verdict]]],
+                requires: Verdict) -> dict[str, Outcome]:
+        """The test grader on every mutant left, in one judge; the ones it failed."""
+        from endstate_harness.graders.judge.grader import judge_variants
+
+        task = ctx.task
+        sandbox = ctx.spec.make(task.fixture)
+        try:
+            try:
+                sandbox.setup()
+                sandbox.start()
+                if task.solution is not None:
+                    sandbox.stage(task.solution)
+                sandbox.seal()
+                if task.holdout is not None:
+                    sandbox.stage(task.holdout)
+            except (SandboxError, OSError) as exc:
+                raise Unassessed(str(exc)) from exc
+            variants = [{m.path: text} for m, text, _ in left]
+            try:
+                verdicts = judge_variants(sandbox, variants, **self.grader.args)
+            except TypeError:  # arguments judged_tests does not take: each graded alone
+                return {}
+            if len(verdicts) < len(variants):
+                sandbox.check_health()  # the environment itself failed: raises, all alone
+            probe = program_probe(sandbox)
+            out: dict[str, Outcome] = {}
+            for (mutant, _text, before), verdict in zip(left, verdicts, strict=False):
+                if verdict.passed or environment_failure(verdict, specs=[self.grader],
+                                                         probe=probe):
+                    continue  # a survivor, or not judged: graded alone
+                merged = verdict
+                for other in [*before, requires]:
+                    merged = merged.merged_with(other)
+                graded = Graded(merged, [*before, verdict])
+                out[mutant.id] = ("pass", f"{mutant.description}: {failing_detail(graded)}")
+            return out
+        finally:
+            sandbox.close()
+
+
+def batches(task: Task, mutants: list[Mutant],
+            apply: Callable[[Task, Mutant], Callable[[Path], list[str]]]
+            ) -> dict[str, MutantBatch]:
+    """Mutant id → its batch, for the mutants that batch (none when the task does not).
+
+    Batch ``k`` takes every ``n``-th mutant from the ``k``-th, so that consecutive mutant
+    checks belong to different batches and the workers grade several batches at once."""
+    grader = batch_grader(task)
+    if grader is None or len(mutants) < 2 or os.environ.get(OFF_ENV) == "0":
+        return {}
+    count = max(2 if len(mutants) >= 4 else 1, -(-len(mutants) // BATCH_SIZE))
+    out: dict[str, MutantBatch] = {}
+    for k in range(count):
+        members = mutants[k::count]
+        batch = MutantBatch(members, grader, apply)
+        out.update((m.id, batch) for m in members)
+    return out

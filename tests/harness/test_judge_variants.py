@@ -1,0 +1,79 @@
+"""The judge's variants (prove's mutants in one judge and one child): each variant is judged
+as it would be on its own, in processes of its own, in every sandbox the judge runs in."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from endstate_harness.graders import judged_tests
+from endstate_harness.graders.judge.grader import judge_variants
+from tests.conftest import require_walls
+from tests.harness.test_judge import _box, backend, make_task  # noqa: F401
+
+SOLVED = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a * b\n"
+LEAVES_STATE = (
+    "import sys\n"
+    "LEFT = sys.modules.setdefault('leftover', type(sys)('leftover'))\n"
+    "LEFT.imports = getattr(LEFT, 'imports', 0) + 1\n"
+    "def add(a, b):\n    return a + b if LEFT.imports == 1 else a - b\n"
+)
+EXITS = "import os\n\ndef add(a, b):\n    os._exit(3)\n"
+
+
+def _variants(kind: str, task: Path, variants: list[dict[str, str | None]],
+              timeout_s: float = 120.0, ended: bool = True) -> list[bool]:
+    with _box(kind, task / "fixture") as box:
+        box.write_text("pkg/calc.py", SOLVED)
+        box.seal()
+        box.stage(task / "holdout")
+        verdicts = judge_variants(box, variants, timeout_s=timeout_s)
+        if ended:  # a batch that stopped on a hung variant leaves its tree as it was then
+            after = box.live.joinpath("pkg/calc.py").read_text()
+            assert after == SOLVED, "a variant's file is written back after it"
+            assert judged_tests(box).passed, "the tree grades as before after the batch"
+    return [v.passed for v in verdicts]
+
+
+def test_each_variant_gets_its_own_verdict(backend: str, tmp_path: Path) -> None:  # noqa: F811
+    task = make_task(tmp_path / "task")
+    got = _variants(backend, task, [
+        {"pkg/calc.py": WRONG}, {"pkg/calc.py": SOLVED}, {"pkg/calc.py": None},
+        {"pkg/calc.py": "def add(a, b):\n    return b + a\n"},
+    ])
+    assert got == [False, True, False, True]
+
+
+def test_no_variant_sees_what_another_left_in_memory(tmp_path: Path) -> None:
+    """The mutant counts its imports in a module it leaves in ``sys.modules``: in a shared
+    process the second variant would see the first's count and fail."""
+    task = make_task(tmp_path / "task")
+    got = _variants("local-no-walls", task, [{"pkg/calc.py": LEAVES_STATE}] * 2)
+    assert got == [True, True]
+
+
+def test_a_variant_whose_child_dies_fails_and_stops_the_batch(tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task")
+    got = _variants("local-no-walls", task, [
+        {"pkg/calc.py": SOLVED}, {"pkg/calc.py": EXITS}, {"pkg/calc.py": SOLVED}])
+    assert got[:2] == [True, False]
+    assert len(got) in (2, 3)  # graded apart by the caller when the batch stopped
+
+
+def test_a_variant_that_hangs_fails_in_its_time_and_stops_the_batch(tmp_path: Path) -> None:
+    require_walls()
+    task = make_task(tmp_path / "task")
+    hangs = "def add(a, b):\n    while True:\n        pass\n"
+    started = time.monotonic()
+    got = _variants("local", task, [{"pkg/calc.py": hangs}, {"pkg/calc.py": SOLVED}], 2.0,
+                    ended=False)
+    assert got == [False]
+    assert time.monotonic() - started < 20
+
+
+def test_a_variant_path_out_of_the_tree_is_refused(tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task")
+    got = _variants("local-no-walls", task, [{"../escape.py": "x = 1\n"}])
+    assert got == [False]
+    assert not (tmp_path / "task" / "escape.py").exists()

@@ -1,0 +1,104 @@
+"""Mutants graded in batches (one judge, one child, a process forked per mutant) give every
+mutant the outcome it gets graded alone: the batch only kills, survivors are graded alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from endstate_author.prove.checks import mutants as mutant_checks
+from endstate_author.prove.model import ProveContext
+from endstate_author.prove.mutant_batch import OFF_ENV, MutantBatch, batch_grader, batches
+from endstate_author.prove.run import grader_search_paths, load_for_prove
+from endstate_harness.sandbox.choice import SandboxChoice
+from tests.conftest import require_walls
+from tests.prove.test_mutants import GUARDED
+from tests.prove.test_prove import STRICT_HOLDOUT, manifest
+from tests.rules.conftest import TaskBuilder, good
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGED = {"name": "endstate_harness.graders:judged_tests", "args": {"start_dir": "tests"}}
+
+
+def _judged_task(root: Path, graders: list[dict[str, Any]] | None = None) -> Path:
+    chosen = graders or [JUDGED, *manifest()["graders"][1:]]
+    return TaskBuilder(root)(good(graders=chosen), holdout=STRICT_HOLDOUT,
+                             solution={"chunker/core.py": GUARDED})
+
+
+def _prove(task: Path, cache: Path, batched: bool) -> dict[str, Any]:
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache), OFF_ENV: "1" if batched else "0"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "prove", "--sandbox", "local", "-o", "json",
+         "--only", "mutants", "--no-cache", str(task)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def _outcomes(data: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    return {c["check"]: (c["outcome"], c.get("code")) for t in data["tasks"]
+            for c in t["checks"]}
+
+
+@pytest.mark.parametrize("task", ["suite", "fix-help-text-wrap", "refactor-money-formatting"])
+def test_batched_and_alone_agree(task: str, tmp_path: Path) -> None:
+    require_walls()
+    root = _judged_task(tmp_path / "suite") if task == "suite" else ROOT / "tasks" / task
+    alone = _prove(root, tmp_path / "c1", batched=False)
+    batched = _prove(root, tmp_path / "c2", batched=True)
+    assert _outcomes(batched) == _outcomes(alone)
+    assert batched["tasks"][0]["mutation_score"] == alone["tasks"][0]["mutation_score"]
+    found = sorted(d["message"] for d in batched["diagnostics"] if d["code"] == "ES911")
+    assert found == sorted(d["message"] for d in alone["diagnostics"] if d["code"] == "ES911")
+    if task == "suite":  # the guard no holdout test exercises: survivors, found either way
+        assert found
+
+
+def _context(root: Path) -> ProveContext:
+    task, error = load_for_prove(root)
+    assert task is not None, error
+    return ProveContext(task, SandboxChoice(grading=True),
+                        grader_search_paths(root, suite_root=root.parent), root.parent)
+
+
+def test_the_batch_kills_what_it_can_and_leaves_survivors_to_be_graded_alone(
+        tmp_path: Path) -> None:
+    require_walls()
+    ctx = _context(_judged_task(tmp_path / "suite"))
+    found = mutant_checks.mutant_set(ctx.task)
+    assert found is not None and len(found.mutants) > 4
+    grader = batch_grader(ctx.task)
+    assert grader is not None
+    batch = MutantBatch(found.mutants, grader, mutant_checks._applier)
+    outcome = {m.id: batch.killed(ctx, m) for m in found.mutants}
+    killed = {mid for mid, o in outcome.items() if o is not None}
+    assert killed and killed != set(outcome)  # it judged them; the survivors are left
+    for mutant in found.mutants:  # each as graded alone
+        alone = mutant_checks.mutant_check(mutant, "k", use_cache=False)(ctx)
+        assert (alone.outcome == "pass") == (mutant.id in killed), mutant.description
+        if mutant.id in killed:
+            assert outcome[mutant.id][0] == "pass"  # type: ignore[index]
+
+
+def test_only_tasks_whose_one_test_grader_is_the_judge_batch(tmp_path: Path) -> None:
+    judged = _context(_judged_task(tmp_path / "a")).task
+    assert batch_grader(judged) is not None
+    found = mutant_checks.mutant_set(judged)
+    assert found is not None
+    grouped = batches(judged, found.mutants, mutant_checks._applier)
+    assert set(grouped) == {m.id for m in found.mutants}
+    assert len({id(b) for b in grouped.values()}) >= 2  # spread over the workers
+    in_process = _context(_judged_task(tmp_path / "b", manifest()["graders"])).task
+    assert batch_grader(in_process) is None  # tests_pass: each mutant alone
+    command = {"name": "endstate.evals.graders:command_succeeds",
+               "args": {"command": "python3 -c pass"}}
+    two = _context(_judged_task(tmp_path / "c", [JUDGED, command])).task
+    assert batch_grader(two) is None  # a second grader that runs something: alone
