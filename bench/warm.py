@@ -8,20 +8,24 @@ the cache off, in the local sandbox:
   on PATH would pick run directly (``bench/bare.py`` says why);
 * **fresh** — ``endstate-author prove TASK --no-cache`` with ``ENDSTATE_WARM=0`` (every judge
   and every run in the sandbox a new interpreter);
-* **judge** — the same with only the host-side judge warm (``ENDSTATE_WARM_SANDBOX=0``);
-* **warm** — the same with both warm (the default): the judge, and the runs in the sandbox
-  (the judge's child, ``tests_pass``'s runner, ``python -m unittest``) forked from a zygote;
+* **alone** — warm, but every mutant graded alone (``ENDSTATE_MUTANT_BATCH=0``: a sandbox, a
+  judge and a child per mutant, as before mutants were batched);
+* **warm** — the default: the judge, and the runs in the sandbox (the judge's child,
+  ``tests_pass``'s runner, ``python -m unittest``) forked from a zygote, and the mutants
+  graded in batches (``endstate_author/prove/mutant_batch.py``);
 * **floor** — ``prove --only visible`` warm: the fixed cost of one prove process (start,
   imports, loading the task) with a single check, the part no per-check speed-up touches;
 
 and prints the times, the ratios to the bare run, the CPU time each prove used, and whether
-every check had the same outcome all three ways (the differential: every check of every task).
+every check had the same outcome all three ways (the differential: every check of every task,
+every mutant included).
 
 ``--repeat N`` runs every mode N times, interleaved, and keeps each one's fastest run (on a
 shared 2-core machine another process's load only ever adds time).
 
-Target (issue "Speed"): full prove of ``tasks/fix-help-text-wrap`` ≤ 15× one bare run of its
-test command, and the same for the median over the shipped tasks.
+Target (issue "Speed, round 3"): full prove, every mutant run, ≤ 15× one bare run of the
+task's test command, for ``tasks/add-markdown-table-alignment`` and as the median over the
+shipped tasks.
 
     .venv/bin/python bench/warm.py [TASK ...] [--repeat N]
 """
@@ -47,9 +51,9 @@ BIN = Path(sys.executable).parent
 
 
 MODES = {
-    "fresh": {"ENDSTATE_WARM": "0"},
-    "judge": {"ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "0"},
-    "warm": {"ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "1"},
+    "fresh": {"ENDSTATE_WARM": "0", "ENDSTATE_MUTANT_BATCH": "1"},
+    "alone": {"ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "1", "ENDSTATE_MUTANT_BATCH": "0"},
+    "warm": {"ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "1", "ENDSTATE_MUTANT_BATCH": "1"},
 }
 
 
@@ -87,23 +91,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="endstate-bench-warm-") as cache_dir:
         for task in tasks:
             runs: dict[str, list[tuple[float, float, list[tuple[str, str]]]]] = {
-                m: [] for m in ("bare", "fresh", "judge", "warm", "floor")}
+                m: [] for m in ("bare", "fresh", "alone", "warm", "floor")}
             for _ in range(max(1, args.repeat)):
                 runs["bare"].append((bare_run(task), 0.0, []))
-                for mode in ("fresh", "judge", "warm"):
+                for mode in ("fresh", "alone", "warm"):
                     runs[mode].append(prove(task, Path(cache_dir), mode))
                 runs["floor"].append(prove(task, Path(cache_dir), "warm", ("--only", "visible")))
             bare, _, _ = min(runs["bare"])
             fresh, fresh_cpu, _ = min(runs["fresh"])
-            judge, judge_cpu, _ = min(runs["judge"])
+            judge, judge_cpu, _ = min(runs["alone"])
             warm, warm_cpu, warm_out = min(runs["warm"])
             floor, _, _ = min(runs["floor"])
-            outcomes = {str(r[2]) for m in ("fresh", "judge", "warm") for r in runs[m]}
+            outcomes = {str(sorted(r[2])) for m in ("fresh", "alone", "warm") for r in runs[m]}
             if len(outcomes) != 1:
                 different.append(task.name)
             rows.append((task.name, bare, fresh, fresh_cpu, judge, judge_cpu, warm, warm_cpu,
                          floor, len(warm_out)))
-    print(f"{'task':32} {'bare':>6} {'fresh':>6} {'x':>6} {'cpu':>6} {'judge':>6} {'x':>6} "
+    print(f"{'task':32} {'bare':>6} {'fresh':>6} {'x':>6} {'cpu':>6} {'alone':>6} {'x':>6} "
           f"{'cpu':>6} {'warm':>6} {'x':>6} {'cpu':>6} {'floor':>6} {'x':>5} checks")
     for name, bare, fresh, fcpu, judge, jcpu, warm, wcpu, floor, n in rows:
         def x(t: float, bare: float = bare) -> str:
@@ -116,11 +120,12 @@ def main() -> None:
         def med(i: int) -> float:
             return statistics.median(float(r[i]) / float(r[1]) for r in with_bare)
         print(f"median over {len(with_bare)} tasks, x one bare run: fresh {med(2):.1f}x, "
-              f"judge warm {med(4):.1f}x, all warm {med(6):.1f}x (target <= 15x); "
+              f"mutants alone {med(4):.1f}x, warm and batched {med(6):.1f}x (target <= 15x); "
               f"floor (one check) {med(8):.1f}x")
     checks = sum(r[-1] for r in rows)
     print(f"differential, {checks} checks of {len(rows)} tasks: "
-          + ("every outcome the same fresh, judge warm and all warm" if not different
+          + ("every outcome the same fresh, mutants alone, and warm and batched"
+             if not different
              else f"outcomes DIFFER for {', '.join(different)}"))
 
 if __name__ == "__main__":

@@ -35,9 +35,10 @@ from endstate_harness.graders.names import THIS_MODULE
 from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Verdict
 
-BATCH_SIZE = 12
-"""Most mutants in one batch: enough to pay the judge's start once per dozen, few enough that
-the batches of a task spread over the workers."""
+BATCH_SIZE = 24
+"""Most mutants in one batch: enough to pay the judge's start once per two dozen, few enough
+that the batches of a task spread over the workers (a task with four or more mutants has at
+least two batches)."""
 
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""

@@ -187,6 +187,8 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     loader = unittest.TestLoader()
     suite = loader.discover(start, pattern=config["pattern"], top_level_dir=top)
     result = _Collector(tally, trusted, float(config["call_timeout_s"]))
+    # a variant asks only whether the tests reject it: the first failure says so
+    result.failfast = variant is not None
     suite.run(result)
     for test, reason in result.errors:  # import failures of test modules land here unseen
         if not any(o["id"] == test.id() for o in result.outcomes):
