@@ -249,7 +249,7 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
             if model is None:
                 model = _package_model(ctx, modules, args.get("child_helpers"))
             scanner = OperandScanner(model)
-            scanner.scan(module)
+            scanner.scan(module, (nodes, starts))
             found += [(node, f"{why}: {_OPERATOR if kind != BOUNDARY else _UNREADABLE}")
                       for node, why, kind in scanner.found]
             path = ctx.files(tree)[rel].path

@@ -14,6 +14,7 @@ import ast
 import functools
 import inspect
 
+from endstate_author.astwalk import walk_spans
 from endstate_author.rules.judge_package import PackageModel, Ref
 from endstate_harness.graders.judge.proxies import ALLOWED, MODULE_DATA, OBJECT_DATA
 
@@ -57,25 +58,29 @@ class OperandScanner:
         self.model = model
         self.found: list[tuple[ast.AST, str, str]] = []  # (node, why, OPERATORS | BOUNDARY)
 
-    def scan(self, module: ast.Module) -> None:
-        env = self._bindings(module.body, {})
-        self._check(module.body, env)
-        for node in ast.walk(module):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                local = self._bindings(node.body, env, params=_params(node))
-                self._check(node.body, local)
+    def scan(self, module: ast.Module,
+             spans: tuple[list[ast.AST], list[int]] | None = None) -> None:
+        """``spans``: the module's :func:`~endstate_author.astwalk.walk_spans`, when the
+        caller has them (lint's context keeps one per file)."""
+        own, functions = _scopes(module, spans or walk_spans(module))
+        env = self._bindings(own[id(module)], {})
+        self._check(own[id(module)], env)
+        for node in functions:
+            nodes = own[id(node)]
+            local = self._bindings(nodes, env, params=_params(node))
+            if any(ref is not None for ref in local.values()):  # else nothing is the package's
+                self._check(nodes, local)
 
     # --- types of names and expressions ---------------------------------------------------
 
     def _bindings(
-        self, body: list[ast.stmt], outer_env: dict[str, Ref | None], *,
+        self, nodes: list[ast.AST], outer_env: dict[str, Ref | None], *,
         params: set[str] | None = None,
     ) -> dict[str, Ref | None]:
         """The names a scope binds, each with its type when every binding agrees on it (an
         import of the package, or an assignment of a sure reference); any other binding (a
         parameter, a loop variable, unpacking) makes the name unknown. Flow-insensitive."""
         sources: dict[str, list[Ref | ast.expr | None]] = {name: [None] for name in params or ()}
-        nodes = _own_nodes(body)
         direct: set[int] = set()
         for node in nodes:
             if isinstance(node, ast.Import):
@@ -132,8 +137,8 @@ class OperandScanner:
 
     # --- findings ------------------------------------------------------------------------
 
-    def _check(self, body: list[ast.stmt], env: dict[str, Ref | None]) -> None:
-        for node in _own_nodes(body):
+    def _check(self, nodes: list[ast.AST], env: dict[str, Ref | None]) -> None:
+        for node in nodes:
             if isinstance(node, ast.Call):
                 self._call(node, env)
             elif isinstance(node, ast.Compare):
@@ -216,19 +221,44 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {a.arg for a in every}
 
 
-def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    """The nodes of ``body``, not descending into nested functions, classes or lambdas
-    (their own scope; a class body's methods are scanned as functions)."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(reversed(body))
+_FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
+            ) -> tuple[dict[int, list[ast.AST]], list[ast.AST]]:
+    """In one pass over the module's walk: each scope's own nodes, by the id of the module or
+    function that owns them (not descending into nested functions, classes' methods or
+    lambdas, which are their own scope; a class body's other statements belong to the
+    enclosing scope), and every function of the module (each scanned with the module's
+    names)."""
+    nodes, starts = spans
+    index = {id(node): i for i, node in enumerate(nodes)}
+    own: dict[int, list[ast.AST]] = {id(module): []}
+    functions: list[ast.AST] = []
+    stack: list[tuple[int, list[ast.AST]]] = [
+        (index[id(node)], own[id(module)]) for node in reversed(module.body)]
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.ClassDef):
-            stack.extend(reversed([s for s in node.body if not isinstance(
-                s, ast.FunctionDef | ast.AsyncFunctionDef)]))
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return out
+        i, into = stack.pop()
+        node = nodes[i]
+        into.append(node)
+        if isinstance(node, _FUNCTION):
+            _open(node, index, own, functions, stack)
+        elif isinstance(node, ast.ClassDef):
+            for statement in reversed(node.body):
+                if isinstance(statement, _FUNCTION):
+                    _open(statement, index, own, functions, stack)
+                else:
+                    stack.append((index[id(statement)], into))
+        elif not isinstance(node, ast.Lambda):
+            stack.extend((child, into) for child in range(starts[i + 1] - 1, starts[i] - 1, -1))
+    return own, functions
+
+
+def _open(function: ast.FunctionDef | ast.AsyncFunctionDef, index: dict[int, int],
+          own: dict[int, list[ast.AST]], functions: list[ast.AST],
+          stack: list[tuple[int, list[ast.AST]]]) -> None:
+    """A function's scope: its body's nodes are its own."""
+    nodes: list[ast.AST] = []
+    own[id(function)] = nodes
+    functions.append(function)
+    stack.extend((index[id(statement)], nodes) for statement in reversed(function.body))

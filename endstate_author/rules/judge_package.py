@@ -58,6 +58,9 @@ class PackageModel:
         self.modules = {name: _Module(tree, _top_names(tree), pkg)
                         for name, (tree, pkg) in sources.items()}
         self.tops = {name.split(".")[0] for name in sources}
+        self._generators: dict[int, bool] = {}
+        """Whether each function (by the id of its node, which the model keeps) yields:
+        asked once per call of it that a test makes, answered once."""
 
     # --- names ---------------------------------------------------------------------------
 
@@ -107,7 +110,10 @@ class PackageModel:
         return self.returns(callee, node) if node is not None else None
 
     def returns(self, callee: Ref, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Ref | None:
-        if _is_generator(node):
+        generator = self._generators.get(id(node))
+        if generator is None:
+            generator = self._generators[id(node)] = _is_generator(node)
+        if generator:
             return Ref("instance", "generator")
         if node.returns is None:
             return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 from pathlib import Path
 
@@ -232,3 +233,44 @@ def test_es508_is_silent_on_every_shipped_task() -> None:
     tasks = sorted(p.parent for p in suite.glob("*/task.json"))
     assert len(tasks) >= 17
     assert [(d.file, d.message) for d in lint(*tasks) if d.code == "ES508"] == []
+
+
+def _own_nodes_by_recursion(body: list[ast.stmt]) -> list[ast.AST]:
+    """The scope's own nodes as the rule first defined them (a walk per scope)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack.extend(reversed([s for s in node.body if not isinstance(
+                s, ast.FunctionDef | ast.AsyncFunctionDef)]))
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out
+
+
+def test_es508_scopes_in_one_pass_are_the_scopes_walked_one_by_one() -> None:
+    """The operand scanner's one-pass scopes (for speed) against the definition, on every
+    Python file of this repository's own code and tasks."""
+    from endstate_author.astwalk import walk_spans
+    from endstate_author.rules.judge_operands import _scopes
+
+    root = Path(__file__).resolve().parents[2]
+    files = [p for d in ("endstate_author", "harness", "tasks", "tests")
+             for p in (root / d).rglob("*.py")]
+    assert len(files) > 100
+    for path in files:
+        try:
+            module = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        own, functions = _scopes(module, walk_spans(module))
+        assert own[id(module)] == _own_nodes_by_recursion(module.body), path
+        walked = [n for n in ast.walk(module)
+                  if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        assert sorted(map(id, functions)) == sorted(map(id, walked)), path
+        for function in functions:
+            assert own[id(function)] == _own_nodes_by_recursion(function.body), path  # type: ignore[attr-defined]
