@@ -31,6 +31,7 @@ from endstate_author.prove.mutation import Mutant
 from endstate_harness.errors import SandboxError
 from endstate_harness.graders import reads_sealed_state_only, requirements_checks
 from endstate_harness.graders.environment import environment_failure, program_probe
+from endstate_harness.graders.judge.grader import judge_variants
 from endstate_harness.graders.names import THIS_MODULE
 from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Verdict
@@ -125,8 +126,6 @@ class MutantBatch:
     def _judged(self, ctx: ProveContext, left: list[tuple[Mutant, str | None, list[Verdict]]],
                 requires: Verdict) -> dict[str, Outcome]:
         """The test grader on every mutant left, in one judge; the ones it failed."""
-        from endstate_harness.graders.judge.grader import judge_variants
-
         task = ctx.task
         sandbox = ctx.spec.make(task.fixture)
         try:

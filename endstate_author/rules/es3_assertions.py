@@ -692,11 +692,12 @@ def cost_without_ceiling(ctx: TaskContext) -> Iterator[Diagnostic]:
 # ----- ES312: what the pinned tests import ---------------------------------------------------
 
 
-def _imported_names(tree: ast.AST, rel: str) -> Iterator[tuple[str, int]]:
-    """(dotted module name, line) for each import of a module; ``from a import b`` gives
-    ``a.b`` (a submodule, if there is one) and ``a``. Relative imports are made absolute."""
+def _imported_names(nodes: list[ast.AST], rel: str) -> Iterator[tuple[str, int]]:
+    """(dotted module name, line) for each import among a module's ``nodes`` (its walk);
+    ``from a import b`` gives ``a.b`` (a submodule, if there is one) and ``a``. Relative
+    imports are made absolute."""
     package = rel.split("/")[:-1]
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -822,10 +823,8 @@ def imported_module_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
     reported: set[str] = set()
     unchanged = graders_named(ctx, "files_unchanged")
     for tree, rel in importers:
-        module = ctx.python_module(tree, rel)
-        if module is None:
-            continue
-        for name, _line in _imported_names(module, rel):
+        nodes, _starts = ctx.python_walk(tree, rel)  # the walk other rules share
+        for name, _line in _imported_names(nodes, rel):
             for found in _module_files(name, rel, fixture):
                 if found in reported or found in pinned or found in holdout:
                     continue
