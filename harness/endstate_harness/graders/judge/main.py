@@ -212,12 +212,13 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
     reports: list[dict[str, Any]] = []
     for variant in config["variants"]:
         read_fd, write_fd = os.pipe()
+        judge = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
             try:
                 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-                if os.getppid() == 1:
+                if os.getppid() != judge:  # the judge ended before that took hold
                     os._exit(1)
                 report = _run_tests(config, tally, top, variant)
             except BaseException as exc:  # the judge's own failure: reported, never a pass
