@@ -222,10 +222,11 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 _FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
-            ) -> tuple[dict[int, list[ast.AST]], list[ast.AST]]:
+            ) -> tuple[dict[int, list[ast.AST]], list[_Function]]:
     """In one pass over the module's walk: each scope's own nodes, by the id of the module or
     function that owns them (not descending into nested functions, classes' methods or
     lambdas, which are their own scope; a class body's other statements belong to the
@@ -234,7 +235,7 @@ def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
     nodes, starts = spans
     index = {id(node): i for i, node in enumerate(nodes)}
     own: dict[int, list[ast.AST]] = {id(module): []}
-    functions: list[ast.AST] = []
+    functions: list[_Function] = []
     stack: list[tuple[int, list[ast.AST]]] = [
         (index[id(node)], own[id(module)]) for node in reversed(module.body)]
     while stack:
@@ -255,7 +256,7 @@ def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
 
 
 def _open(function: ast.FunctionDef | ast.AsyncFunctionDef, index: dict[int, int],
-          own: dict[int, list[ast.AST]], functions: list[ast.AST],
+          own: dict[int, list[ast.AST]], functions: list[_Function],
           stack: list[tuple[int, list[ast.AST]]]) -> None:
     """A function's scope: its body's nodes are its own."""
     nodes: list[ast.AST] = []

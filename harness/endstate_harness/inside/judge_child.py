@@ -166,7 +166,7 @@ class Server:
         if type(files) is not dict or not files:
             raise WireError("a variant names the files it changes")
         root = os.getcwd()
-        saved = {}
+        saved = {}  # type: dict[str, bytes | None]
         for rel, text in files.items():
             parts = rel.split("/") if type(rel) is str else [".."]
             if rel.startswith("/") or ".." in parts or "" in parts or (
@@ -245,9 +245,11 @@ class Server:
 def _drop_bytecode(path):
     folder, name = os.path.split(path)
     cache = os.path.join(folder, "__pycache__")
-    stem = name[:-3] + "." if name.endswith(".py") else None
+    if not name.endswith(".py"):
+        return
+    stem = name[:-3] + "."
     try:
-        names = os.listdir(cache) if stem else []
+        names = os.listdir(cache)
     except OSError:
         return
     for entry in names:
