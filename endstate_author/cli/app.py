@@ -9,11 +9,6 @@ from typing import Annotated
 import typer
 
 from endstate_author import __version__
-from endstate_author.cli import cmd_editor
-from endstate_author.cli.cmd_authoring import new, rule, schema
-from endstate_author.cli.cmd_lint import lint
-from endstate_author.cli.cmd_lsp import lsp
-from endstate_author.cli.cmd_vendor import vendor
 from endstate_author.interrupts import on_sigint
 
 app = typer.Typer(
@@ -41,24 +36,47 @@ def _root(
     """Lint, prove and edit endstate evaluation tasks."""
 
 
-app.command("lint")(lint)
-app.command("rule")(rule)
-app.command("schema")(schema)
-app.command("new")(new)
-app.command("lsp")(lsp)
-app.command("vendor")(vendor)
-app.add_typer(cmd_editor.app, name="editor")
+COMMANDS = frozenset({
+    "lint", "rule", "schema", "new", "lsp", "vendor", "editor", "eval", "run", "sessions",
+    "prove", "redteam", "hook", "sandbox",
+})
+"""Every command's name: an invocation that names none of them (a typo, ``--help``) gets
+them all registered, so that its help and its did-you-mean list every one."""
 
 
 def _wanted(*names: str) -> bool:
-    """Whether this invocation may need these commands: importing the agent loop costs
-    ~0.4 s, which ``lint`` and a cached ``prove`` should not pay."""
+    """Whether this invocation may need these commands: a command's module is imported only
+    when it may be called (the agent loop costs ~0.4 s, which ``lint`` and ``prove`` should
+    not pay; ``prove`` should not pay for the scaffolder or the fixer either)."""
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
-    return not args or args[0] in names
+    return not args or args[0] in names or args[0] not in COMMANDS
 
 
 def _register_optional() -> None:
-    """Commands whose modules are heavier, registered only when they may be called."""
+    """Every command, registered only when it may be called (:func:`_wanted`); each import
+    is deferred for that reason."""
+    if _wanted("lint"):
+        from endstate_author.cli.cmd_lint import lint  # deferred: see _wanted
+
+        app.command("lint")(lint)
+    if _wanted("rule", "schema", "new"):
+        from endstate_author.cli.cmd_authoring import new, rule, schema  # deferred: as above
+
+        app.command("rule")(rule)
+        app.command("schema")(schema)
+        app.command("new")(new)
+    if _wanted("lsp"):
+        from endstate_author.cli.cmd_lsp import lsp  # deferred: as above
+
+        app.command("lsp")(lsp)
+    if _wanted("vendor"):
+        from endstate_author.cli.cmd_vendor import vendor  # deferred: as above
+
+        app.command("vendor")(vendor)
+    if _wanted("editor"):
+        from endstate_author.cli import cmd_editor  # deferred: as above
+
+        app.add_typer(cmd_editor.app, name="editor")
     words = [a for a in sys.argv[1:] if not a.startswith("-")]
     if words[:2] == ["eval", "compare"]:
         # `eval SUITE` takes a folder as its first argument, so `eval compare RUN_A RUN_B`
