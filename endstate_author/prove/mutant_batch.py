@@ -1,4 +1,4 @@
-"""Mutants graded in batches: one sandbox, one judge and one child for a dozen mutants.
+"""Mutants graded in batches: one sandbox, one judge and one child for up to two dozen mutants.
 
 Why: a mutant differs from the solution in one file, yet graded alone it costs a sandbox, a
 judge process, a child process and the package's import, about a bare test run each; a task
@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from endstate_author.discovery.grader_names import HARNESS_MODULE, split_grader
 from endstate_author.prove.grading import Graded, failing_detail, grade_end_state, least_counters
 from endstate_author.prove.model import ProveContext, Unassessed
 from endstate_author.prove.mutation import Mutant
@@ -32,7 +33,6 @@ from endstate_harness.errors import SandboxError
 from endstate_harness.graders import reads_sealed_state_only, requirements_checks
 from endstate_harness.graders.environment import environment_failure, program_probe
 from endstate_harness.graders.judge.grader import judge_variants
-from endstate_harness.graders.names import THIS_MODULE
 from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Verdict
 
@@ -44,13 +44,16 @@ least two batches)."""
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
 
-JUDGE_NAMES = (f"{THIS_MODULE}:judged_tests", f"{THIS_MODULE}.judged_tests")
+
+def _is_harness_judge(spec: GraderSpec) -> bool:
+    """This library's own ``judged_tests`` (a vendored copy may be older: graded alone)."""
+    return split_grader(spec.name) == (HARNESS_MODULE, "judged_tests")
 
 
 def batch_grader(task: Task) -> GraderSpec | None:
     """The task's test grader when its mutants can be batched (see the module docstring)."""
-    judges = [g for g in task.graders if g.name in JUDGE_NAMES]
-    others = [g for g in task.graders if g.name not in JUDGE_NAMES]
+    judges = [g for g in task.graders if _is_harness_judge(g)]
+    others = [g for g in task.graders if not _is_harness_judge(g)]
     if len(judges) != 1 or not all(reads_sealed_state_only(g) for g in others):
         return None
     return judges[0]

@@ -60,6 +60,7 @@ def make_task(root: Path) -> Path:
 
         class HiddenTest(unittest.TestCase):
             def test_cases(self):
+                self.assertTrue(CASES)
                 for a, b, expected in CASES:
                     self.assertEqual(add(a, b), expected)
         """))

@@ -33,46 +33,12 @@ from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.sandbox.snapshot import Entry, Snapshot
 from endstate_harness.task import GraderSpec
 from tests.conftest import require_walls
+from tests.harness.test_judge import make_task
 from tests.support import procs
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = [[2, 3, 5], [10, -4, 6], [0, 0, 0]]
 UNITTEST = "python3 -m unittest discover -s tests -t ."
 JUDGE = [GraderSpec(name="endstate_harness.graders:judged_tests")]
-
-
-def make_task(root: Path) -> Path:
-    fixture = root / "fixture"
-    (fixture / "pkg").mkdir(parents=True)
-    (fixture / "pkg" / "__init__.py").write_text("")
-    (fixture / "pkg" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (fixture / "tests").mkdir()
-    (fixture / "tests" / "__init__.py").write_text("")
-    (fixture / "tests" / "test_calc.py").write_text(
-        "import unittest\n\nfrom pkg.calc import add\n\n\n"
-        "class CalcTest(unittest.TestCase):\n"
-        "    def test_small(self):\n        self.assertEqual(add(1, 1), 2)\n"
-    )
-    holdout = root / "holdout" / "tests"
-    holdout.mkdir(parents=True)
-    (holdout / "cases.json").write_text(json.dumps(CASES))
-    (holdout / "test_hidden.py").write_text(textwrap.dedent("""\
-        import json
-        import unittest
-        from pathlib import Path
-
-        from pkg.calc import add
-
-        CASES = json.loads(Path(__file__).with_name("cases.json").read_text())
-
-
-        class HiddenTest(unittest.TestCase):
-            def test_cases(self):
-                self.assertTrue(CASES)
-                for a, b, expected in CASES:
-                    self.assertEqual(add(a, b), expected)
-        """))
-    return root
 
 
 SOLUTION = "def add(a, b):\n    return a + b\n"

@@ -2,6 +2,7 @@
 Its text is vendored into suites (``VENDORED_MODULES`` in :mod:`endstate_harness.graders.names`):
 standard library and harness imports only."""
 
+import inspect
 import json
 import os
 import socket
@@ -107,19 +108,7 @@ def judge_verdict(
 
 
 def judge_variants(
-    sandbox: Sandbox,
-    variants: list[dict[str, str | None]],
-    *,
-    start_dir: str = "tests",
-    pattern: str = "test*.py",
-    top_level_dir: str = ".",
-    modules: list[str] | None = None,
-    visible: bool = True,
-    child_helpers: list[str] | None = None,
-    timeout_s: float = 120.0,
-    min_tests: int = 1,
-    name: str = "",
-    python: str = "python3",
+    sandbox: Sandbox, variants: list[dict[str, str | None]], **args: Any
 ) -> list[Verdict]:
     """:func:`judged_tests`' verdict on each variant of the sandbox's end state, in one judge
     and one child: ``variants`` map tree paths to the text each holds instead (``None``: the
@@ -131,13 +120,15 @@ def judge_variants(
     The list may be shorter than ``variants``: the batch stops after a variant whose child did
     not end cleanly (hung, crashed) or that the judge could not run; grade the rest apart.
     Each variant's files are written back when its process ends, but a batch that stopped on
-    a hung variant leaves them: grade nothing else in that sandbox afterwards."""
+    a hung variant leaves them: grade nothing else in that sandbox afterwards.
+
+    ``args``: :func:`judged_tests`' keyword arguments (a grader entry's ``args``), with its
+    defaults; one it does not take raises ``TypeError``."""
     if not variants:
         return []
-    return _judge(sandbox, variants, start_dir=start_dir, pattern=pattern,
-                  top_level_dir=top_level_dir, modules=modules, visible=visible,
-                  child_helpers=child_helpers, timeout_s=timeout_s, min_tests=min_tests,
-                  name=name, python=python)
+    defaults = {n: p.default for n, p in inspect.signature(judged_tests).parameters.items()
+                if p.kind is p.KEYWORD_ONLY}
+    return _judge(sandbox, variants, **{**defaults, **args})
 
 
 def _judge(
