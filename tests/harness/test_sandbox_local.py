@@ -321,6 +321,21 @@ def test_timeout_kills_the_whole_group(fixture_tree: Path, walls: bool) -> None:
         assert procs.gone(mark)
 
 
+def test_a_timed_out_command_is_gone_when_run_returns(fixture_tree: Path, walls: bool) -> None:
+    """Nothing is waited for afterwards: when run returns, the command's processes are gone
+    (or zombies), also one that left the group with setsid and, behind the walls, those of
+    its PID namespace, which the kernel kills only once the namespace's process 1 is gone."""
+    plain, escaped = procs.token(), procs.token()
+    with LocalSandbox(fixture_tree, walls=walls) as sb:
+        try:
+            result = sb.run(f"sleep {plain} & setsid sleep {escaped} & sleep 30", timeout_s=1)
+            assert result.timed_out
+            assert procs.marked(plain) == [] and procs.marked(escaped) == []
+        finally:
+            procs.kill_marked(plain)
+            procs.kill_marked(escaped)
+
+
 def test_background_child_does_not_outlive_its_command(fixture_tree: Path, walls: bool) -> None:
     mark = procs.token()
     with LocalSandbox(fixture_tree, walls=walls) as sb:

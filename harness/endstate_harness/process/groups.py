@@ -33,3 +33,60 @@ def await_group_gone(pgid: int, limit_s: float = GROUP_GONE_WAIT_S) -> None:
         except (ProcessLookupError, PermissionError):
             return
         time.sleep(0.005)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid``, read from ``/proc/<pid>/task/*/children``.
+
+    A walled command's processes sit in a session and a PID namespace of their own, out of
+    reach of its group: they die with the namespace's process 1 once the leader is killed,
+    but asynchronously. Knowing them beforehand lets the harness wait until they are gone.
+    """
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    children = [int(c) for c in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(children)
+            todo.extend(children)
+    return found
+
+
+def kill_tree(pid: int) -> list[int]:
+    """SIGKILL ``pid``'s group and each of its descendants (also those in another session or
+    PID namespace); returns the descendants, for :func:`await_gone`."""
+    inner = descendants(pid)
+    kill_group(pid)
+    for child in inner:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return inner
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def await_gone(pids: list[int], limit_s: float = GROUP_GONE_WAIT_S) -> None:
+    """Wait (bounded) until none of ``pids`` runs any more (gone, or a zombie: it ran its
+    last instruction; what is left is its parent's reaping)."""
+    deadline = time.monotonic() + limit_s
+    left = [p for p in pids if _running(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.005)
+        left = [p for p in left if _running(p)]

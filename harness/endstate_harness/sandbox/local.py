@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from endstate_harness.process.groups import await_group_gone, kill_group
+from endstate_harness.process.groups import await_gone, await_group_gone, kill_group, kill_tree
 from endstate_harness.sandbox import walls as walls_mod
 from endstate_harness.sandbox.base import (
     COMMAND_ENV,
@@ -286,11 +286,12 @@ class LocalSandbox(TreeSandbox):
             # Also on Ctrl-C: nothing the command started survives it. The leader is not
             # reaped yet, so its group id still names only its own processes.
             if proc is not None:
-                kill_group(proc.pid)
+                inner = kill_tree(proc.pid)  # behind walls: a session and namespace of its own
                 if isinstance(proc, WarmRun):
                     unwalled = proc.walls_failed()
                 proc.wait()
                 await_group_gone(proc.pid)
+                await_gone(inner)
                 for pipe in (proc.stdout, proc.stderr):
                     if pipe is not None:
                         pipe.close()
@@ -374,7 +375,7 @@ class LocalChannel(Channel):
             self._err.add(data)
 
     def _kill(self) -> None:
-        kill_group(self.proc.pid)
+        kill_tree(self.proc.pid)
 
     def send(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -407,8 +408,9 @@ class LocalChannel(Channel):
                 return
             self._closed = True
             self._timer.cancel()
-            kill_group(self.proc.pid)
+            inner = kill_tree(self.proc.pid)
             self.proc.wait()
+            await_gone(inner)
             for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
                 if pipe is not None:
                     try:
