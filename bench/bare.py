@@ -21,6 +21,19 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def precompile() -> None:
+    """Our own modules' bytecode, as an installed package carries it (pip compiles a wheel's
+    modules at install). A checkout run where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's
+    shells set it) would compile every module of ours at every start instead: about 0.1-0.2 s
+    of each prove, which is not what a user pays."""
+    import compileall
+
+    for package in ("endstate_author", "harness/endstate_harness", "lsp/endstate_lsp"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
 
 def test_command(task: dict) -> str | None:
     """The task's test command, as its test-running grader runs it."""

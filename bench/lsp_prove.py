@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bare import bare_run
+from bare import bare_run, precompile
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
@@ -194,6 +194,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default=str(ROOT / "tasks" / "fix-help-text-wrap"))
     args = parser.parse_args()
+    precompile()
     asyncio.run(run(Path(args.task).resolve()))
 
 

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bare import bare_env, run_once, solved_tree, test_command
+from bare import bare_env, precompile, run_once, solved_tree, test_command
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--sandbox", default="local", choices=("local", "docker"))
     parser.add_argument("--full", action="store_true", help="also time every check group")
     args = parser.parse_args()
+    precompile()
     suite = Path(args.suite)
     tasks = sorted(p.parent for p in suite.rglob("task.json")
                    if not {"fixture", "holdout", "solution", "defects"} & set(p.parts))

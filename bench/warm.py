@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare import bare_run, shim_cost
+from bare import bare_run, precompile, shim_cost
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -83,6 +83,7 @@ def main() -> None:
                         help="run each mode this many times, interleaved; keep the fastest "
                              "(a shared machine's load only ever adds time)")
     args = parser.parse_args()
+    precompile()
     tasks = [Path(t) for t in args.tasks] or sorted(
         p.parent for p in (ROOT / "tasks").glob("*/task.json"))
     rows = []

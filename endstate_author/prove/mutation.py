@@ -221,8 +221,10 @@ def _hunks(rel: str, before: str, after: str) -> tuple[list[Mutant], set[int]]:
     return out, changed
 
 
+@functools.lru_cache(maxsize=64)
 def _code_dump(text: str) -> str | None:
-    """The syntax tree without string statements (docstrings), or None if it does not parse."""
+    """The syntax tree without string statements (docstrings), or None if it does not parse.
+    Memoised: every hunk of a file is compared with the same solution text."""
     try:
         tree = pyast.parse(text)
     except (SyntaxError, ValueError):

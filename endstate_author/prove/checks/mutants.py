@@ -234,14 +234,15 @@ class Score:
 
 
 def score(task: Task, limit: int | None, checks: Sequence[CheckResult]) -> Score | None:
-    """The score of the mutant checks that ran (None when the task has no mutants)."""
-    found = mutant_set(task)
-    if found is None or not found.mutants:
-        return None
+    """The score of the mutant checks that ran (None when the task has no mutants, or when
+    none was asked for: ``--only visible`` does not pay for generating them)."""
     mine = [c for c in checks if c.group == GROUP_NAME and c.check.startswith("mutant m")]
     over = [c for c in mine if c.unrun]
     ran = [c for c in mine if c.outcome != "skipped"]
     if not ran and not over:
+        return None
+    found = mutant_set(task)
+    if found is None or not found.mutants:
         return None
     _, over_count = found.selected(limit)
     return Score(
