@@ -11,6 +11,7 @@ what the detour would have added.
 
 from __future__ import annotations
 
+import compileall
 import functools
 import json
 import os
@@ -29,8 +30,6 @@ def precompile() -> None:
     modules at install). A checkout run where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's
     shells set it) would compile every module of ours at every start instead: about 0.1-0.2 s
     of each prove, which is not what a user pays."""
-    import compileall
-
     for package in ("endstate_author", "harness/endstate_harness", "lsp/endstate_lsp"):
         compileall.compile_dir(ROOT / package, quiet=1)
 
