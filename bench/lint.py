@@ -25,7 +25,6 @@ what a cold lint costs before its first rule runs.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import shutil
@@ -35,6 +34,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bare import precompile
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -125,10 +127,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    # an installed package carries its bytecode (check-jsonschema's does); a checkout run with
-    # PYTHONDONTWRITEBYTECODE would compile every module of ours on every start instead
-    for package in ("endstate_author", "harness/endstate_harness"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+    precompile()  # an installed package carries its bytecode (check-jsonschema's does)
     schema = ROOT / "endstate_author" / "data" / "task.schema.json"
     with tempfile.TemporaryDirectory(prefix="endstate-bench-lint-") as tmp:
         suite = Path(tmp) / "suite"
