@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from endstate_harness.graders import judged_tests
 from endstate_harness.graders.judge.grader import judge_variants
 from tests.conftest import require_walls
@@ -77,3 +79,19 @@ def test_a_variant_path_out_of_the_tree_is_refused(tmp_path: Path) -> None:
     got = _variants("local-no-walls", task, [{"../escape.py": "x = 1\n"}])
     assert got == [False]
     assert not (tmp_path / "task" / "escape.py").exists()
+
+
+def test_a_batch_larger_than_a_command_line_is_judged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two dozen mutants of a 10 KB module are more than one command-line argument (128 KiB)
+    or one message to the warm judge may hold: the batch still gets a verdict per variant,
+    with the judge started either way."""
+    task = make_task(tmp_path / "task")
+    filler = "# " + "x" * 78 + "\n"
+    big_solved = SOLVED + filler * 1600  # ~130 KB each
+    big_wrong = WRONG + filler * 1600
+    for warm in ("1", "0"):
+        monkeypatch.setenv("ENDSTATE_WARM", warm)
+        got = _variants("local-no-walls", task,
+                        [{"pkg/calc.py": big_wrong}, {"pkg/calc.py": big_solved}])
+        assert got == [False, True], f"ENDSTATE_WARM={warm}"

@@ -181,6 +181,12 @@ def _judge(
     watchdog.protect(workdir)  # a cluster unit may be SIGKILLed mid-check
     try:
         trusted = workdir / "trusted"
+        # what may be large (a batch's variants, the helpers' sources) goes in a file the
+        # judge reads at its start: a command line or a zygote's message has a size limit
+        payload = workdir / "payload.json"
+        payload.write_text(json.dumps({k: config.pop(k) for k in PAYLOAD_KEYS if k in config}),
+                           encoding="utf-8")
+        config["payload_file"] = str(payload)
         for rel, data in trusted_files.items():
             target = trusted / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -329,6 +335,10 @@ def _run(
                 except OSError:
                     pass
 
+
+PAYLOAD_KEYS = ("variants", "helpers")
+"""The parts of the judge's configuration that grow with the task (a batch of two dozen
+mutants of a 10 KB module is 240 KB: more than one command-line argument may hold)."""
 
 READY_S = 60.0
 """Longest the judge may take to start and read the trusted files (an interpreter's start,

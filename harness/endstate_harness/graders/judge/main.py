@@ -263,6 +263,16 @@ def connect() -> None:
         os.close(fd)
 
 
+def _payload(path: str | None) -> dict[str, Any]:
+    """The configuration's large parts (variants, helpers), read from the file the grader
+    wrote (see ``PAYLOAD_KEYS`` in the grader), before the child starts."""
+    if path is None:
+        return {}
+    with open(path, encoding="utf-8") as source:
+        loaded = json.load(source)
+    return loaded if isinstance(loaded, dict) else {}
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     report_fd = int(config["report_fd"])
@@ -270,6 +280,7 @@ def main() -> None:
         undumpable()
         trusted = TrustedFiles(config["trusted_dir"])  # before any code of the end state starts
         trusted.install()
+        config.update(_payload(config.pop("payload_file", None)))
         connect()
         report = run(config, trusted.files)
     except BaseException as exc:  # the judge's own failure: reported, never a pass
