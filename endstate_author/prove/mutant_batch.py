@@ -9,7 +9,10 @@ no mutant sees what another left in memory, and the sandbox, the judge's start a
 trusted files are paid once.
 
 What stays exact: the graders that read only the sealed end state (path guards, structure)
-grade each mutant on its own tree first, as before; a batch only ever *kills* a mutant. A
+grade each mutant's end state first, read from the batch sandbox's sealed snapshot with the
+mutant's file in it (:func:`~endstate_harness.sandbox.variant.variant_of`: what sealing the
+mutant's own tree gives, without copying one; a mutant that adds or removes a file gets its
+own tree, as before); a batch only ever *kills* a mutant. A
 mutant that passes in the batch is graded again alone (:func:`grade_end_state`), so every
 survivor (ES911) is the finding the unbatched path gives. A mutant the batch did not reach
 (it stopped after a hung or crashed variant) is graded alone too.
@@ -30,9 +33,11 @@ from endstate_author.prove.grading import Graded, failing_detail, grade_end_stat
 from endstate_author.prove.model import ProveContext, Unassessed
 from endstate_author.prove.mutation import Mutant
 from endstate_harness.errors import SandboxError
-from endstate_harness.graders import reads_sealed_state_only, requirements_checks
-from endstate_harness.graders.environment import environment_failure, program_probe
+from endstate_harness.graders import grade, reads_sealed_state_only, requirements_checks
+from endstate_harness.graders.environment import ProgramProbe, environment_failure, program_probe
 from endstate_harness.graders.judge.grader import judge_variants
+from endstate_harness.sandbox.base import TreeSandbox
+from endstate_harness.sandbox.variant import variant_of
 from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Verdict
 
@@ -61,16 +66,21 @@ def batch_grader(task: Task) -> GraderSpec | None:
 
 def _text_of(task: Task, mutant: Mutant) -> tuple[bool, str | None]:
     """The mutant's file as a variant names it: (batchable, text or None for no file)."""
-    data = mutant.content
-    if data is None:
-        original = task.fixture / mutant.path
-        data = original.read_bytes() if original.is_file() else None
+    data = _bytes_of(task, mutant)
     if data is None:
         return True, None
     try:
         return True, data.decode("utf-8")
     except UnicodeDecodeError:
         return False, None
+
+
+def _bytes_of(task: Task, mutant: Mutant) -> bytes | None:
+    """The bytes the mutant's file holds (None: it has no file), as its applier writes them."""
+    if mutant.content is not None:
+        return mutant.content
+    original = task.fixture / mutant.path
+    return original.read_bytes() if original.is_file() else None
 
 
 Outcome = tuple[str, str]
@@ -105,64 +115,98 @@ class MutantBatch:
         sealed = [g for g in task.graders if g is not self.grader]
         killed: dict[str, Outcome] = {}
         left: list[tuple[Mutant, str | None, list[Verdict]]] = []
-        for mutant in self.members:
-            batchable, text = _text_of(task, mutant)
-            if not batchable:
-                continue
-            before: list[Verdict] = []
-            if sealed:  # path guards and structure, on the mutant's own tree: no process
-                graded = grade_end_state(
-                    task, ctx.spec, overlays=[task.solution] if task.solution else [],
-                    mutate=self.apply(task, mutant), counters=counters, stop_reason=stop,
-                    search_paths=ctx.search_paths, until_rejected=True, graders=sealed,
-                )
-                if not graded.verdict.passed:
-                    killed[mutant.id] = ("pass", f"{mutant.description}: "
-                                                 f"{failing_detail(graded)}")
-                    continue
-                before = graded.per_grader
-            left.append((mutant, text, before))
-        if left:
-            killed.update(self._judged(ctx, left, requires))
-        return killed
-
-    def _judged(self, ctx: ProveContext, left: list[tuple[Mutant, str | None, list[Verdict]]],
-                requires: Verdict) -> dict[str, Outcome]:
-        """The test grader on every mutant left, in one judge; the ones it failed."""
-        task = ctx.task
-        sandbox = ctx.spec.make(task.fixture)
+        sandbox = _solved_sandbox(ctx)
         try:
-            try:
-                sandbox.setup()
-                sandbox.start()
-                if task.solution is not None:
-                    sandbox.stage(task.solution)
-                sandbox.seal()
-                if task.holdout is not None:
-                    sandbox.stage(task.holdout)
-            except (SandboxError, OSError) as exc:
-                raise Unassessed(str(exc)) from exc
-            variants = [{m.path: text} for m, text, _ in left]
-            try:
-                verdicts = judge_variants(sandbox, variants, **self.grader.args)
-            except TypeError:  # arguments judged_tests does not take: each graded alone
-                return {}
-            if len(verdicts) < len(variants):
-                sandbox.check_health()  # the environment itself failed: raises, all alone
             probe = program_probe(sandbox)
-            out: dict[str, Outcome] = {}
-            for (mutant, _text, before), verdict in zip(left, verdicts, strict=False):
-                if verdict.passed or environment_failure(verdict, specs=[self.grader],
-                                                         probe=probe):
-                    continue  # a survivor, or not judged: graded alone
-                merged = verdict
-                for other in [*before, requires]:
-                    merged = merged.merged_with(other)
-                graded = Graded(merged, [*before, verdict])
-                out[mutant.id] = ("pass", f"{mutant.description}: {failing_detail(graded)}")
-            return out
+            for mutant in self.members:
+                batchable, text = _text_of(task, mutant)
+                if not batchable:
+                    continue
+                before: list[Verdict] = []
+                if sealed:  # path guards and structure, on the mutant's end state: no process
+                    graded = self._sealed(ctx, sandbox, mutant, sealed, probe, requires)
+                    if not graded.verdict.passed:
+                        killed[mutant.id] = ("pass", f"{mutant.description}: "
+                                                     f"{failing_detail(graded)}")
+                        continue
+                    before = graded.per_grader
+                left.append((mutant, text, before))
+            if left:
+                killed.update(self._judged(sandbox, left, requires, probe))
         finally:
             sandbox.close()
+        return killed
+
+    def _sealed(self, ctx: ProveContext, sandbox: TreeSandbox, mutant: Mutant,
+                sealed: list[GraderSpec], probe: ProgramProbe, requires: Verdict) -> Graded:
+        """The graders that read only the sealed state, on the mutant's end state: the batch
+        sandbox's sealed snapshot with the mutant's file in it (:func:`variant_of`), or, when
+        that cannot stand for it (a file the mutant adds or removes), a tree of its own."""
+        task = ctx.task
+        data = _bytes_of(task, mutant)
+        view = variant_of(sandbox, {mutant.path: data}) if data is not None else None
+        if view is None:
+            counters, stop = least_counters(task)
+            return grade_end_state(
+                task, ctx.spec, overlays=[task.solution] if task.solution else [],
+                mutate=self.apply(task, mutant), counters=counters, stop_reason=stop,
+                search_paths=ctx.search_paths, until_rejected=True, graders=sealed,
+            )
+        per_grader: list[Verdict] = []
+        for grader in sealed:
+            one = grade([grader], view, search_paths=ctx.search_paths)
+            why = environment_failure(one, specs=[grader], probe=probe)
+            if why is not None:
+                raise Unassessed(why)
+            per_grader.append(one)
+            if not one.passed:
+                break
+        verdict = per_grader[0]
+        for other in [*per_grader[1:], requires]:
+            verdict = verdict.merged_with(other)
+        return Graded(verdict, per_grader)
+
+    def _judged(self, sandbox: TreeSandbox, left: list[tuple[Mutant, str | None, list[Verdict]]],
+                requires: Verdict, probe: ProgramProbe) -> dict[str, Outcome]:
+        """The test grader on every mutant left, in one judge; the ones it failed."""
+        variants = [{m.path: text} for m, text, _ in left]
+        try:
+            verdicts = judge_variants(sandbox, variants, **self.grader.args)
+        except TypeError:  # arguments judged_tests does not take: each graded alone
+            return {}
+        if len(verdicts) < len(variants):
+            sandbox.check_health()  # the environment itself failed: raises, all alone
+        out: dict[str, Outcome] = {}
+        for (mutant, _text, before), verdict in zip(left, verdicts, strict=False):
+            if verdict.passed or environment_failure(verdict, specs=[self.grader], probe=probe):
+                continue  # a survivor, or not judged: graded alone
+            merged = verdict
+            for other in [*before, requires]:
+                merged = merged.merged_with(other)
+            graded = Graded(merged, [*before, verdict])
+            out[mutant.id] = ("pass", f"{mutant.description}: {failing_detail(graded)}")
+        return out
+
+
+def _solved_sandbox(ctx: ProveContext) -> TreeSandbox:
+    """The task's solved end state, sealed, with the holdout staged: the batch's sandbox."""
+    task = ctx.task
+    sandbox = ctx.spec.make(task.fixture)
+    try:
+        sandbox.setup()
+        sandbox.start()
+        if task.solution is not None:
+            sandbox.stage(task.solution)
+        sandbox.seal()
+        if task.holdout is not None:
+            sandbox.stage(task.holdout)
+    except (SandboxError, OSError) as exc:
+        sandbox.close()
+        raise Unassessed(str(exc)) from exc
+    except BaseException:
+        sandbox.close()
+        raise
+    return sandbox
 
 
 def batches(task: Task, mutants: list[Mutant],

@@ -10,6 +10,7 @@ import pytest
 
 from endstate_harness.graders import judged_tests
 from endstate_harness.graders.judge.grader import judge_variants
+from endstate_harness.inside.judge_child import preimports
 from tests.conftest import require_walls
 from tests.harness.test_judge import _box, backend, make_task  # noqa: F401
 
@@ -95,3 +96,41 @@ def test_a_batch_larger_than_a_command_line_is_judged(
         got = _variants("local-no-walls", task,
                         [{"pkg/calc.py": big_wrong}, {"pkg/calc.py": big_solved}])
         assert got == [False, True], f"ENDSTATE_WARM={warm}"
+
+
+# --- the warm-up before the first variant (judge_child._warm) --------------------------------
+
+USES_STDLIB = (
+    "import dataclasses\n\n@dataclasses.dataclass\nclass Pair:\n    a: int\n    b: int\n\n"
+    "def add(a, b):\n    p = Pair(a, b)\n    return p.a + p.b\n"
+)
+
+
+def test_variants_that_import_standard_modules_are_judged_as_alone(tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task")
+    wrong = USES_STDLIB.replace("p.a + p.b", "p.a * p.b")
+    got = _variants("local", task, [{"pkg/calc.py": USES_STDLIB}, {"pkg/calc.py": wrong},
+                                    {"pkg/calc.py": USES_STDLIB}])
+    assert got == [True, False, True]
+
+
+def test_a_tree_module_named_like_a_standard_one_is_never_run_ahead(tmp_path: Path) -> None:
+    """The tree's ``calendar.py`` notes the process that ran it; had the warm-up imported it in
+    the forking process, each variant would find it run by another process."""
+    task = make_task(tmp_path / "task")
+    (task / "fixture" / "calendar.py").write_text("import os\nRAN_IN = os.getpid()\n")
+    (task / "fixture" / "pkg" / "when.py").write_text("import calendar\n")  # seen by the warm-up
+    calc = ("import os\nimport calendar\n\ndef add(a, b):\n"
+            "    return a + b if calendar.RAN_IN == os.getpid() else a - b\n")
+    got = _variants("local-no-walls", task, [{"pkg/calc.py": calc}] * 2)
+    assert got == [True, True]
+
+
+def test_only_standard_modules_are_imported_ahead_and_none_when_the_tree_shadows_one() -> None:
+    stdlib = {"json", "dataclasses", "xml", "antigravity", "calendar"}
+    imported = {"json", "dataclasses", "xml.etree.ElementTree", "requests", "pkg.calc",
+                "antigravity"}
+    assert preimports(imported, {"pkg", "tests"}, stdlib) == [
+        "dataclasses", "json", "xml.etree.ElementTree"]
+    assert preimports(imported, {"pkg", "calendar"}, stdlib) == []
+    assert preimports(imported, {"pkg"}, None) == []

@@ -48,10 +48,23 @@ def _outcomes(data: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
             for c in t["checks"]}
 
 
-@pytest.mark.parametrize("task", ["suite", "fix-help-text-wrap", "refactor-money-formatting"])
+CONTAINS_GUARD = {"name": "endstate.evals.graders:file_contains",
+                  "args": {"path": "chunker/core.py", "text": "size <= 0"}}
+"""A grader of the sealed state that reads the mutated file: it kills the guard's mutants
+before the judge runs (on the batch sandbox's snapshot with the mutant's file in it)."""
+
+
+@pytest.mark.parametrize("task", ["suite", "suite-sealed", "fix-help-text-wrap",
+                                  "refactor-money-formatting"])
 def test_batched_and_alone_agree(task: str, tmp_path: Path) -> None:
     require_walls()
-    root = _judged_task(tmp_path / "suite") if task == "suite" else ROOT / "tasks" / task
+    if task == "suite-sealed":
+        root = _judged_task(tmp_path / "suite", [JUDGED, *manifest()["graders"][1:],
+                                                 CONTAINS_GUARD])
+    elif task == "suite":
+        root = _judged_task(tmp_path / "suite")
+    else:
+        root = ROOT / "tasks" / task
     alone = _prove(root, tmp_path / "c1", batched=False)
     batched = _prove(root, tmp_path / "c2", batched=True)
     assert _outcomes(batched) == _outcomes(alone)

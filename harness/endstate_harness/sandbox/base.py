@@ -349,6 +349,10 @@ class TreeSandbox(Sandbox):
         so what the agent left can be inspected once its sandbox is gone (redteam's triage)."""
         return self._sealed_snapshot
 
+    def fixture_snapshot(self) -> Snapshot | None:
+        """The pristine fixture as read at :meth:`setup` (None before it)."""
+        return self._fixture_snapshot
+
     def holdout_files(self) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
         for snap in self._holdouts:

@@ -6,6 +6,7 @@ Usage (internal): ``python -m endstate_harness.graders.judge.main CONFIG_JSON``.
 from __future__ import annotations
 
 import ctypes
+import fnmatch
 import json
 import os
 import signal
@@ -66,8 +67,12 @@ class _Collector(unittest.TestResult):
     and what the witness saw: the test's file, the assertions it executed, and for a test that
     did not pass the assertion's message (or the exception) and the line in the test."""
 
-    def __init__(self, tally: Tally, trusted: str, cpu_budget_s: float = 0.0) -> None:
+    def __init__(self, tally: Tally, trusted: str, cpu_budget_s: float = 0.0,
+                 brief: bool = False) -> None:
         super().__init__()
+        self.brief = brief
+        """A variant's run: no formatted traceback per failure (its verdict reads only each
+        test's outcome, file, line and message; formatting cost a few ms per mutant)."""
         self.outcomes: list[dict[str, Any]] = []
         self.tally = tally
         self.trusted = trusted
@@ -106,21 +111,24 @@ class _Collector(unittest.TestResult):
             record["message"] = " ".join(detail.split())[:MAX_MESSAGE]
         self.outcomes.append(record)
 
+    def _format(self, err: Any) -> str:
+        return "" if self.brief else _format(err)
+
     def addSuccess(self, test: unittest.TestCase) -> None:
         self._add(test, "passed")
 
     def addFailure(self, test: unittest.TestCase, err: Any) -> None:
-        self._add(test, "failed", _format(err), err)
+        self._add(test, "failed", self._format(err), err)
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:
         refused = isinstance(err[1], PlainValuesOnly | JudgeOverrun)
-        self._add(test, "failed" if refused else "error", _format(err), err)
+        self._add(test, "failed" if refused else "error", self._format(err), err)
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         self._add(test, "skipped", reason)
 
     def addExpectedFailure(self, test: unittest.TestCase, err: Any) -> None:
-        self._add(test, "expected_failure", _format(err))
+        self._add(test, "expected_failure", self._format(err))
 
     def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:
         self._add(test, "unexpected_success")
@@ -129,7 +137,7 @@ class _Collector(unittest.TestResult):
         if err is not None:
             failed = (test.failureException, PlainValuesOnly, JudgeOverrun)
             kind = "failed" if issubclass(err[0], failed) else "error"
-            self._add(subtest, kind, _format(err), err)
+            self._add(subtest, kind, self._format(err), err)
 
 
 def _format(err: Any) -> str:
@@ -165,6 +173,7 @@ def run(config: dict[str, Any], files: dict[str, bytes] | None = None) -> dict[s
     sys.stdout = sys.stderr
     if config.get("variants"):
         precompile(files or {})
+        fnmatch.fnmatch("warm.py", config["pattern"])  # compiled once, not in every variant
         return run_variants(config, tally, top)
     return _run_tests(config, tally, top, None)
 
@@ -186,7 +195,7 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
     suite = loader.discover(start, pattern=config["pattern"], top_level_dir=top)
-    result = _Collector(tally, trusted, float(config["call_timeout_s"]))
+    result = _Collector(tally, trusted, float(config["call_timeout_s"]), brief=variant is not None)
     # a variant asks only whether the tests reject it: the first failure says so
     result.failfast = variant is not None
     suite.run(result)

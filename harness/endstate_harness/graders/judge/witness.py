@@ -24,6 +24,14 @@ COUNTER = "__endstate_witness__"
 """The name the instrumented modules call; bound in each trusted module's namespace."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _real(path: str) -> str:
+    """``os.path.realpath``, once per path: the judge asks it of the same few files for every
+    frame of every failure, and neither the trusted files nor the standard library move
+    while it runs."""
+    return os.path.realpath(path)
+
+
 class Tally:
     """The assertions executed so far in this process."""
 
@@ -142,7 +150,7 @@ class TrustedFinder(importlib.abc.MetaPathFinder):
     def __init__(
         self, trusted: str, tally: Tally, files: Mapping[str, bytes] | None = None
     ) -> None:
-        self.trusted = os.path.realpath(trusted)
+        self.trusted = _real(trusted)
         self.tally = tally
         self.files = files
 
@@ -153,7 +161,7 @@ class TrustedFinder(importlib.abc.MetaPathFinder):
         origin = spec.origin if spec is not None else None
         if spec is None or not origin or not origin.endswith(".py"):
             return None
-        if not os.path.realpath(origin).startswith(self.trusted + os.sep):
+        if not _real(origin).startswith(self.trusted + os.sep):
             return None
         loader = _CountingLoader(fullname, origin)
         loader.tally = self.tally
@@ -210,14 +218,14 @@ def file_of(test: Any, trusted: str) -> str:
             dotted = description[description.rfind("(") + 1 : -1]
             name = dotted if dotted in sys.modules else dotted.rpartition(".")[0]
         module = name
-    root = os.path.realpath(trusted)
+    root = _real(trusted)
     found = sys.modules.get(module)
     path = getattr(found, "__file__", None) if found is not None else None
     if not path:
         base = os.path.join(root, *module.split("."))
         path = next((p for p in (base + ".py", os.path.join(base, "__init__.py"))
                      if os.path.isfile(p)), "")  # fmt: skip
-    path = os.path.realpath(path) if path else ""
+    path = _real(path) if path else ""
     if not path.startswith(root + os.sep):
         return ""
     return os.path.relpath(path, root).replace(os.sep, "/")
@@ -225,10 +233,10 @@ def file_of(test: Any, trusted: str) -> str:
 
 def where_failed(tb: types.TracebackType | None, trusted: str) -> tuple[str, int | None]:
     """(trusted file, line) of the last frame of a traceback that is in the trusted code."""
-    root = os.path.realpath(trusted)
+    root = _real(trusted)
     found: tuple[str, int | None] = ("", None)
     while tb is not None:
-        name = os.path.realpath(tb.tb_frame.f_code.co_filename)
+        name = _real(tb.tb_frame.f_code.co_filename)
         if name.startswith(root + os.sep):
             found = (os.path.relpath(name, root).replace(os.sep, "/"), tb.tb_lineno)
         tb = tb.tb_next
@@ -253,10 +261,10 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 def embedded_line(value: BaseException | None, file: str, trusted: str) -> int | None:
     """The line of ``file`` in a traceback carried as text (a module that failed to import)."""
-    root = os.path.realpath(trusted)
+    root = _real(trusted)
     found = None
     for path, line in _FRAME.findall(str(value) if value is not None else ""):
-        real = os.path.realpath(path)
+        real = _real(path)
         if real.startswith(root + os.sep) and os.path.relpath(real, root).replace(
             os.sep, "/"
         ) == file:
