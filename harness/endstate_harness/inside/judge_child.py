@@ -284,7 +284,7 @@ def _warm(root):
                 return kept[1]
             return original(self, data, path, *args, **kwargs)
 
-        SourceFileLoader.source_to_code = source_to_code
+        SourceFileLoader.source_to_code = source_to_code  # type: ignore[method-assign]
         importlib.machinery.PathFinder.find_spec("_endstate_judge_warm_")
         for name in preimports(imported, tops, getattr(sys, "stdlib_module_names", None)):
             try:
@@ -310,8 +310,8 @@ def _compiled(root):
     they import; the top-level names the tree itself defines."""
     import ast
 
-    codes = {}
-    imported = set()
+    codes = {}  # type: dict[str, tuple[bytes, object]]
+    imported = set()  # type: set[str]
     tops = set()
     total = 0
     for folder, dirs, names in os.walk(root):
