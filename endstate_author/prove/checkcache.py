@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -90,13 +91,14 @@ def store(key: str, result: CheckResult) -> None:
         pass  # a cache that cannot be written only costs time
 
 
-def cached_jobs(task: Task, options: ProveOptions, jobs: list[Job]) -> list[Job]:
-    """``jobs`` answering from the per-check cache, storing what they find (the list as
-    given when the cache is off or checks are repeated). A hit is marked ``cached``."""
+def cached_jobs(task: Task, options: ProveOptions, jobs: Iterable[Job]) -> Iterable[Job]:
+    """``jobs`` answering from the per-check cache, storing what they find (``jobs`` as
+    given when the cache is off or checks are repeated), each wrapped as it is taken. A hit
+    is marked ``cached``."""
     if not options.use_cache or options.repeat > 1:
         return jobs
     prints = Fingerprints(task, options)
-    return [_cached(job, prints.key(job[0], job[1]), task, options) for job in jobs]
+    return (_cached(job, prints.key(job[0], job[1]), task, options) for job in jobs)
 
 
 def keys(task: Task, options: ProveOptions, jobs: list[Job]) -> list[tuple[Job, str]]:

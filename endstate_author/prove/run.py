@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -69,12 +69,17 @@ def load_for_prove(root: Path) -> tuple[Task | None, str | None]:
 
 
 def run_jobs(
-    ctx: ProveContext, jobs: list[Job], pool: ThreadPoolExecutor | None
+    ctx: ProveContext, jobs: Iterable[Job], pool: ThreadPoolExecutor | None
 ) -> list[CheckResult]:
+    """Every job's result, in order. ``jobs`` may be planned as they are taken: with a pool,
+    the first checks run while the later ones are still being planned (the mutants, whose
+    generation parses the solution once per mutant, are planned last)."""
     if pool is None:
         return [fn(ctx) for _, _, fn in jobs]
-    futures = [pool.submit(fn, ctx) for _, _, fn in jobs]
+    futures: list[Future[CheckResult]] = []
     try:
+        for _, _, fn in jobs:
+            futures.append(pool.submit(fn, ctx))
         return [f.result() for f in futures]
     except BaseException:
         # Ctrl-C / SIGTERM: checks not started yet must not run before the process may exit.
@@ -243,23 +248,23 @@ def prove_task(
     ctx = ProveContext(
         task, options.sandbox, grader_search_paths(root, suite_root=suite_root), suite_root
     )
-    planned = list(
-        plan_jobs(
-            task,
-            options.only,
-            mutant_limit=options.mutants,
-            strict=options.strict,
-            sandbox_key=(options.sandbox.kind, options.sandbox.image or "",
-                         options.sandbox.walls()),
-            use_cache=options.use_cache,
-            mutant_budget=options.mutant_budget,
-        )
+    planned = plan_jobs(
+        task,
+        options.only,
+        mutant_limit=options.mutants,
+        strict=options.strict,
+        sandbox_key=(options.sandbox.kind, options.sandbox.image or "",
+                     options.sandbox.walls()),
+        use_cache=options.use_cache,
+        mutant_budget=options.mutant_budget,
     )
-    announced = [_announced(job, task.id, options) for job in planned]
-    jobs = [
+    announced = (_announced(job, task.id, options) for job in planned)
+    jobs: Iterable[Job] = (
         _reported(job, task.id, options)
         for job in checkcache.cached_jobs(task, options, announced)
-    ]
+    )
+    if options.repeat > 1:
+        jobs = list(jobs)  # each repeat runs the same checks
     try:
         runs = [run_jobs(ctx, jobs, pool) for _ in range(max(1, options.repeat))]
     finally:
