@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -199,7 +201,42 @@ def lint_paths(
 
     With a ``cache``, a task (and a suite's suite-wide rules) whose inputs are unchanged
     answers from it, and every other is linted and stored.
-    """
+
+    The collector of reference cycles is paused meanwhile (:func:`_collections_paused`)."""
+    with _collections_paused():
+        return _lint_paths(paths, config_file=config_file, isolated=isolated, select=select,
+                           ignore=ignore, cache=cache)
+
+
+@contextmanager
+def _collections_paused() -> Iterator[None]:
+    """Python's cycle collector off while linting, as it was afterwards.
+
+    Why: lint keeps every task's syntax trees (the suite-wide rules read them all) while it
+    parses the next task's, and each parse allocates thousands of nodes, so the collector
+    ran over an ever larger heap, again and again, to find almost nothing: a 300-task suite
+    linted in one process (one core, or fewer tasks than are spread over forked workers)
+    took 7.7 s, 4.2 s without it, using 4 MB more at its peak (117 → 121 MB). The rules'
+    garbage is reclaimed by reference counting; the few cycles they leave wait for the next
+    collection after the lint. Forked workers inherit the pause."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _lint_paths(
+    paths: Sequence[Path],
+    *,
+    config_file: Path | None = None,
+    isolated: bool = False,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    cache: LintCache | None = None,
+) -> LintResult:
     targets = resolve_targets(paths, cache.find_tasks if cache is not None else find_task_dirs)
     result = LintResult(tasks=len(targets))
     jobs = _jobs(targets, config_file=config_file, isolated=isolated, select=select, ignore=ignore)

@@ -274,3 +274,19 @@ def test_es508_scopes_in_one_pass_are_the_scopes_walked_one_by_one() -> None:
         assert sorted(map(id, functions)) == sorted(map(id, walked)), path
         for function in functions:
             assert own[id(function)] == _own_nodes_by_recursion(function.body), path  # type: ignore[attr-defined]
+
+
+def test_the_msg_table_is_the_running_pythons_unittest() -> None:
+    """ES508's table of where ``msg`` sits agrees with :mod:`unittest` as it is here (every
+    assertion this Python has is listed, at the position its signature gives)."""
+    import inspect
+    import unittest
+
+    from endstate_author.rules.judge_operands import MSG_POSITIONS
+
+    for name in dir(unittest.TestCase):
+        function = getattr(unittest.TestCase, name)
+        if not name.startswith(("assert", "fail")) or not inspect.isfunction(function):
+            continue
+        params = list(inspect.signature(function).parameters)[1:]
+        assert MSG_POSITIONS.get(name) == (params.index("msg") if "msg" in params else -1), name
