@@ -12,10 +12,14 @@ What stays exact: the graders that read only the sealed end state (path guards, 
 grade each mutant's end state first, read from the batch sandbox's sealed snapshot with the
 mutant's file in it (:func:`~endstate_harness.sandbox.variant.variant_of`: what sealing the
 mutant's own tree gives, without copying one; a mutant that adds or removes a file gets its
-own tree, as before); a batch only ever *kills* a mutant. A
-mutant that passes in the batch is graded again alone (:func:`grade_end_state`), so every
-survivor (ES911) is the finding the unbatched path gives. A mutant the batch did not reach
-(it stopped after a hung or crashed variant) is graded alone too.
+own tree, as before). The batch decides a mutant both ways: failed by a grader (killed), or
+passed by every grader, the task's requirements included (a survivor, ES911, with the words
+the unbatched path uses). A survivor used to be graded again alone, as a safeguard; that
+doubled the cost of exactly the mutants an author needs to see (a weakly tested task has
+dozens) and never changed an outcome: ``tests/prove/test_mutant_batch.py`` holds every
+outcome batched to the one graded alone, on tasks with survivors. A mutant the batch could
+not judge (it stopped after a hung or crashed variant, the environment failed, the file is
+not text) is graded alone.
 
 A task batches when its one test-running grader is this library's ``judged_tests`` and every
 other grader reads the sealed state only; any other task grades each mutant alone.
@@ -84,7 +88,9 @@ def _bytes_of(task: Task, mutant: Mutant) -> bytes | None:
 
 
 Outcome = tuple[str, str]
-"""``("pass", detail)`` for a mutant the batch killed; the others are graded alone."""
+"""``("pass", detail)`` for a mutant the batch killed, ``("fail", detail)`` for one that passed
+every grader in it (a survivor, ES911); a mutant the batch could not judge has none and is
+graded alone."""
 
 
 class MutantBatch:
@@ -96,24 +102,24 @@ class MutantBatch:
         self.grader = grader
         self.apply = apply
         self._lock = threading.Lock()
-        self._killed: dict[str, Outcome] | None = None
+        self._outcomes: dict[str, Outcome] | None = None
 
-    def killed(self, ctx: ProveContext, mutant: Mutant) -> Outcome | None:
-        """``mutant``'s outcome if the batch killed it; None: grade it alone."""
+    def outcome(self, ctx: ProveContext, mutant: Mutant) -> Outcome | None:
+        """``mutant``'s outcome in the batch; None: grade it alone."""
         with self._lock:
-            if self._killed is None:
+            if self._outcomes is None:
                 try:
-                    self._killed = self._grade(ctx)
+                    self._outcomes = self._grade(ctx)
                 except (Unassessed, SandboxError, OSError):
-                    self._killed = {}  # each graded alone, which says what went wrong
-        return self._killed.get(mutant.id)
+                    self._outcomes = {}  # each graded alone, which says what went wrong
+        return self._outcomes.get(mutant.id)
 
     def _grade(self, ctx: ProveContext) -> dict[str, Outcome]:
         task = ctx.task
         counters, stop = least_counters(task)
         requires = Verdict.from_checks(requirements_checks(task.requires, counters, stop))
         sealed = [g for g in task.graders if g is not self.grader]
-        killed: dict[str, Outcome] = {}
+        outcomes: dict[str, Outcome] = {}
         left: list[tuple[Mutant, str | None, list[Verdict]]] = []
         sandbox = _solved_sandbox(ctx)
         try:
@@ -126,16 +132,16 @@ class MutantBatch:
                 if sealed:  # path guards and structure, on the mutant's end state: no process
                     graded = self._sealed(ctx, sandbox, mutant, sealed, probe, requires)
                     if not graded.verdict.passed:
-                        killed[mutant.id] = ("pass", f"{mutant.description}: "
-                                                     f"{failing_detail(graded)}")
+                        outcomes[mutant.id] = ("pass", f"{mutant.description}: "
+                                                       f"{failing_detail(graded)}")
                         continue
                     before = graded.per_grader
                 left.append((mutant, text, before))
             if left:
-                killed.update(self._judged(sandbox, left, requires, probe))
+                outcomes.update(self._judged(sandbox, left, requires, probe))
         finally:
             sandbox.close()
-        return killed
+        return outcomes
 
     def _sealed(self, ctx: ProveContext, sandbox: TreeSandbox, mutant: Mutant,
                 sealed: list[GraderSpec], probe: ProgramProbe, requires: Verdict) -> Graded:
@@ -168,7 +174,8 @@ class MutantBatch:
 
     def _judged(self, sandbox: TreeSandbox, left: list[tuple[Mutant, str | None, list[Verdict]]],
                 requires: Verdict, probe: ProgramProbe) -> dict[str, Outcome]:
-        """The test grader on every mutant left, in one judge; the ones it failed."""
+        """The test grader on every mutant left, in one judge: the outcome of each it
+        judged (one whose judging failed for the environment's sake has none)."""
         variants = [{m.path: text} for m, text, _ in left]
         try:
             verdicts = judge_variants(sandbox, variants, **self.grader.args)
@@ -178,14 +185,25 @@ class MutantBatch:
             sandbox.check_health()  # the environment itself failed: raises, all alone
         out: dict[str, Outcome] = {}
         for (mutant, _text, before), verdict in zip(left, verdicts, strict=False):
+            if verdict.passed and requires.passed:  # every grader passed it
+                out[mutant.id] = ("fail", survivor_detail(mutant))
+                continue
             if verdict.passed or environment_failure(verdict, specs=[self.grader], probe=probe):
-                continue  # a survivor, or not judged: graded alone
+                continue  # not judged here: graded alone
             merged = verdict
             for other in [*before, requires]:
                 merged = merged.merged_with(other)
             graded = Graded(merged, [*before, verdict])
             out[mutant.id] = ("pass", f"{mutant.description}: {failing_detail(graded)}")
         return out
+
+
+def survivor_detail(mutant: Mutant) -> str:
+    """What ES911 says of a mutant that passes every grader (batched or alone, the same)."""
+    where = f"solution/{mutant.path}"
+    return (f"{where}:{mutant.line}: {mutant.description} passes every grader "
+            f"(mutant {mutant.id}: make a holdout test fail on it, or mark it "
+            f"`# endstate: equivalent {mutant.id} <reason>` if no behaviour changed)")
 
 
 def _solved_sandbox(ctx: ProveContext) -> TreeSandbox:

@@ -82,8 +82,7 @@ def _context(root: Path) -> ProveContext:
                         grader_search_paths(root, suite_root=root.parent), root.parent)
 
 
-def test_the_batch_kills_what_it_can_and_leaves_survivors_to_be_graded_alone(
-        tmp_path: Path) -> None:
+def test_the_batch_decides_kills_and_survivors_as_grading_alone_does(tmp_path: Path) -> None:
     require_walls()
     ctx = _context(_judged_task(tmp_path / "suite"))
     found = mutant_checks.mutant_set(ctx.task)
@@ -91,14 +90,14 @@ def test_the_batch_kills_what_it_can_and_leaves_survivors_to_be_graded_alone(
     grader = batch_grader(ctx.task)
     assert grader is not None
     batch = MutantBatch(found.mutants, grader, mutant_checks._applier)
-    outcome = {m.id: batch.killed(ctx, m) for m in found.mutants}
-    killed = {mid for mid, o in outcome.items() if o is not None}
-    assert killed and killed != set(outcome)  # it judged them; the survivors are left
+    outcome = {m.id: batch.outcome(ctx, m) for m in found.mutants}
+    assert all(o is not None for o in outcome.values())  # it judged every one
+    survivors = {mid for mid, o in outcome.items() if o is not None and o[0] == "fail"}
+    assert survivors and survivors != set(outcome)  # the guard's mutants, and the rest killed
     for mutant in found.mutants:  # each as graded alone
         alone = mutant_checks.mutant_check(mutant, "k", use_cache=False)(ctx)
-        assert (alone.outcome == "pass") == (mutant.id in killed), mutant.description
-        if mutant.id in killed:
-            assert outcome[mutant.id][0] == "pass"  # type: ignore[index]
+        assert (alone.outcome, alone.detail) == outcome[mutant.id] if mutant.id in survivors \
+            else alone.outcome == "pass", mutant.description
 
 
 def test_only_tasks_whose_one_test_grader_is_the_judge_batch(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from endstate_author.prove.model import (
     ProveContext,
     make_job,
 )
-from endstate_author.prove.mutant_batch import MutantBatch, batches
+from endstate_author.prove.mutant_batch import MutantBatch, batches, survivor_detail
 from endstate_author.prove.mutation import Mutant, MutantSet, generate
 from endstate_harness.task import Task
 
@@ -99,10 +99,10 @@ def mutant_check(
                 path=where, line=mutant.line, unrun=True,
             )  # fmt: skip
         assert ctx.task.solution is not None
-        killed = batch.killed(ctx, mutant) if batch is not None else None
-        if killed is not None:  # the batch only kills; a survivor is graded alone below
-            cache.store_mutant(key, *killed)
-            return result(*killed)
+        batched = batch.outcome(ctx, mutant) if batch is not None else None
+        if batched is not None:  # judged in its batch; one it could not judge is graded here
+            cache.store_mutant(key, *batched)
+            return result(*batched)
         counters, stop = least_counters(ctx.task)
         graded = grade_end_state(
             ctx.task,
@@ -115,12 +115,7 @@ def mutant_check(
             until_rejected=True,  # killed is killed: the first grader that fails says it
         )
         if graded.verdict.passed:
-            outcome, detail = (
-                "fail",
-                f"{where}:{mutant.line}: {mutant.description} passes every grader "
-                f"(mutant {mutant.id}: make a holdout test fail on it, or mark it "
-                f"`# endstate: equivalent {mutant.id} <reason>` if no behaviour changed)",
-            )
+            outcome, detail = "fail", survivor_detail(mutant)
         else:
             outcome, detail = "pass", f"{mutant.description}: {failing_detail(graded)}"
         cache.store_mutant(key, outcome, detail)
