@@ -76,6 +76,23 @@ def prove(task_root: Path, cache: Path, mode: str,
     return wall, cpu, [(c["check"], c["outcome"]) for t in data["tasks"] for c in t["checks"]]
 
 
+def _disagreements(runs: dict[str, list[tuple[float, float, list[tuple[str, str]]]]]
+                   ) -> list[str]:
+    """Each check whose outcome differs between the runs: its outcome in each mode (a check
+    that differs between runs of one mode is flaky, not a difference of the modes)."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for mode in ("fresh", "alone", "warm"):
+        for _wall, _cpu, pairs in runs[mode]:
+            for check, outcome in pairs:
+                seen.setdefault(check, {}).setdefault(mode, set()).add(outcome)
+    lines = []
+    for check, by_mode in sorted(seen.items()):
+        if len({o for outs in by_mode.values() for o in outs}) > 1 or len(by_mode) < 3:
+            shown = ", ".join(f"{m} {'/'.join(sorted(o))}" for m, o in by_mode.items())
+            lines.append(f"{check}: {shown}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*")
@@ -106,6 +123,8 @@ def main() -> None:
             outcomes = {str(sorted(r[2])) for m in ("fresh", "alone", "warm") for r in runs[m]}
             if len(outcomes) != 1:
                 different.append(task.name)
+                for line in _disagreements(runs):
+                    print(f"  {task.name}: {line}")
             rows.append((task.name, bare, fresh, fresh_cpu, judge, judge_cpu, warm, warm_cpu,
                          floor, len(warm_out)))
     print(f"{'task':32} {'bare':>6} {'fresh':>6} {'x':>6} {'cpu':>6} {'alone':>6} {'x':>6} "
