@@ -10,7 +10,7 @@ import pytest
 
 from endstate_harness.graders import judged_tests
 from endstate_harness.graders.judge.grader import judge_variants
-from endstate_harness.inside.judge_child import preimports
+from endstate_harness.inside.judge_child import WARM_FILES, preimports
 from tests.conftest import require_walls
 from tests.harness.test_judge import _box, backend, make_task  # noqa: F401
 
@@ -134,3 +134,19 @@ def test_only_standard_modules_are_imported_ahead_and_none_when_the_tree_shadows
         "dataclasses", "json", "xml.etree.ElementTree"]
     assert preimports(imported, {"pkg", "calendar"}, stdlib) == []
     assert preimports(imported, {"pkg"}, None) == []
+
+
+def test_a_tree_larger_than_the_warm_up_is_judged_as_alone(tmp_path: Path) -> None:
+    """Past ``WARM_FILES`` the variants compile what they import themselves."""
+    task = make_task(tmp_path / "task")
+    many = task / "fixture" / "pkg" / "many"
+    many.mkdir()
+    (many / "__init__.py").write_text("")
+    for n in range(WARM_FILES + 5):
+        (many / f"m{n:04d}.py").write_text(f"VALUE = {n}\n")
+    last = f"m{WARM_FILES + 4:04d}"
+    uses = (f"from pkg.many.{last} import VALUE\n\ndef add(a, b):\n"
+            f"    return a + b + VALUE - {WARM_FILES + 4}\n")
+    got = _variants("local-no-walls", task, [{"pkg/calc.py": uses},
+                                             {"pkg/calc.py": uses.replace("VALUE -", "VALUE +")}])
+    assert got == [True, False]
