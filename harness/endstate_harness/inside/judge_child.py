@@ -310,7 +310,7 @@ def preimports(imported, tops, stdlib):
 def _compiled(root):
     """Source path → (bytes, code) for the tree's ``.py`` files; the absolute module names
     they import; the top-level names the tree itself defines."""
-    import ast
+    import ast  # deferred: only the process that forks the variants parses, once per batch
 
     codes = {}  # type: dict[str, tuple[bytes, object]]
     imported = set()  # type: set[str]
