@@ -188,26 +188,6 @@ def resolve_targets(
     return unique
 
 
-def lint_paths(
-    paths: Sequence[Path],
-    *,
-    config_file: Path | None = None,
-    isolated: bool = False,
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    cache: LintCache | None = None,
-) -> LintResult:
-    """Lint every task named by ``paths`` (raises UsageError / ConfigError for bad input).
-
-    With a ``cache``, a task (and a suite's suite-wide rules) whose inputs are unchanged
-    answers from it, and every other is linted and stored.
-
-    The collector of reference cycles is paused meanwhile (:func:`_collections_paused`)."""
-    with _collections_paused():
-        return _lint_paths(paths, config_file=config_file, isolated=isolated, select=select,
-                           ignore=ignore, cache=cache)
-
-
 @contextmanager
 def _collections_paused() -> Iterator[None]:
     """Python's cycle collector off while linting, as it was afterwards.
@@ -228,7 +208,8 @@ def _collections_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _lint_paths(
+@_collections_paused()
+def lint_paths(
     paths: Sequence[Path],
     *,
     config_file: Path | None = None,
@@ -237,6 +218,12 @@ def _lint_paths(
     ignore: Sequence[str] = (),
     cache: LintCache | None = None,
 ) -> LintResult:
+    """Lint every task named by ``paths`` (raises UsageError / ConfigError for bad input).
+
+    With a ``cache``, a task (and a suite's suite-wide rules) whose inputs are unchanged
+    answers from it, and every other is linted and stored.
+
+    The collector of reference cycles is paused meanwhile (:func:`_collections_paused`)."""
     targets = resolve_targets(paths, cache.find_tasks if cache is not None else find_task_dirs)
     result = LintResult(tasks=len(targets))
     jobs = _jobs(targets, config_file=config_file, isolated=isolated, select=select, ignore=ignore)
