@@ -305,7 +305,12 @@ def path_not_in_prompt(ctx: TaskContext) -> Iterator[Diagnostic]:
             if flag is not None and args.get(flag, True) is False:
                 continue
             value = args.get(key)
-            items = [(None, value)] if isinstance(value, str) else list(enumerate(value or []))
+            if isinstance(value, str):
+                items: list[tuple[int | None, object]] = [(None, value)]
+            elif isinstance(value, list):
+                items = list(enumerate(value))
+            else:  # a number, an object: a wrong argument type, which ES2xx reports
+                items = []
             for i, path in items:
                 if not isinstance(path, str) or path.strip("./") in fixture:
                     continue

@@ -156,3 +156,14 @@ def test_es603_a_path_only_permitted_is_not_graded(make_task: TaskBuilder) -> No
     graded = make_task(good(id="graded", graders=graders), name="graded", prompt=prompt,
                        fixture=fixture, holdout=holdout)  # fmt: skip
     assert not _hits(graded, "ES603")
+
+
+def test_es602_a_path_argument_of_the_wrong_type_is_not_its_finding(
+        make_task: TaskBuilder) -> None:
+    """``paths: 5`` or ``path: {...}`` is a wrong argument type (ES2xx says so); ES602 neither
+    reports it nor crashes on it (found by the lint fuzzer: ES000 on ``paths`` a number)."""
+    for args in ({"paths": 5}, {"paths": {"a": 1}}, {"paths": None}):
+        graders = [*GUIDE_GRADERS, {"name": "endstate.evals.graders:paths_exist", "args": args}]
+        task = make_task(good(graders=graders), prompt="Make the failing test pass.\n")
+        found = lint(task)
+        assert not [d for d in found if d.code in ("ES602", "ES000")], (args, found)
