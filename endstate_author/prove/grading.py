@@ -9,8 +9,12 @@ from pathlib import Path
 
 from endstate_author.prove.model import Unassessed
 from endstate_harness.graders import grade, reads_sealed_state_only, requirements_checks
-from endstate_harness.graders.environment import environment_failure, program_probe
-from endstate_harness.sandbox.base import SandboxError, TreeSandbox
+from endstate_harness.graders.environment import (
+    ProgramProbe,
+    environment_failure,
+    program_probe,
+)
+from endstate_harness.sandbox.base import Sandbox, SandboxError, TreeSandbox
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import GraderSpec, Task
 from endstate_harness.verdict import Verdict
@@ -90,28 +94,46 @@ def grade_end_state(
         requires = Verdict.from_checks(
             requirements_checks(task.requires, counters or {}, stop_reason)
         )
-        graders = list(task.graders if graders is None else graders)
-        if until_rejected:
-            graders.sort(key=lambda g: not reads_sealed_state_only(g))  # stable
-        per_grader: list[Verdict] = []
-        probe = program_probe(sandbox)
-        for grader in graders:
-            if until_rejected and per_grader and not per_grader[-1].passed:
-                break
-            try:
-                one = grade([grader], sandbox, search_paths=search_paths)
-            except SandboxError as exc:
-                raise Unassessed(f"sandbox error while grading: {exc}") from exc
-            why = environment_failure(one, specs=[grader], probe=probe)
-            if why is not None:
-                raise Unassessed(why)
-            per_grader.append(one)
-        verdict = per_grader[0]
-        for other in [*per_grader[1:], requires]:
-            verdict = verdict.merged_with(other)
-        return Graded(verdict, per_grader, written)
+        graded = grade_with(
+            sandbox, list(task.graders if graders is None else graders), requires,
+            program_probe(sandbox), search_paths=search_paths, until_rejected=until_rejected,
+        )
+        graded.written = written
+        return graded
     finally:
         sandbox.close()
+
+
+def grade_with(
+    sandbox: Sandbox,
+    graders: list[GraderSpec],
+    requires: Verdict,
+    probe: ProgramProbe,
+    *,
+    search_paths: Sequence[Path] = (),
+    until_rejected: bool = False,
+) -> Graded:
+    """``graders`` on an end state already sealed in ``sandbox``, conjoined with ``requires``
+    (:func:`grade_end_state`'s grading; ``until_rejected`` as there). A grader's environment
+    failure, or the sandbox's, raises :class:`Unassessed`."""
+    if until_rejected:
+        graders = sorted(graders, key=lambda g: not reads_sealed_state_only(g))  # stable
+    per_grader: list[Verdict] = []
+    for grader in graders:
+        if until_rejected and per_grader and not per_grader[-1].passed:
+            break
+        try:
+            one = grade([grader], sandbox, search_paths=search_paths)
+        except SandboxError as exc:
+            raise Unassessed(f"sandbox error while grading: {exc}") from exc
+        why = environment_failure(one, specs=[grader], probe=probe)
+        if why is not None:
+            raise Unassessed(why)
+        per_grader.append(one)
+    verdict = per_grader[0]
+    for other in [*per_grader[1:], requires]:
+        verdict = verdict.merged_with(other)
+    return Graded(verdict, per_grader)
 
 
 MAX_CHECK_DETAIL = 2400

@@ -33,11 +33,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from endstate_author.discovery.grader_names import HARNESS_MODULE, split_grader
-from endstate_author.prove.grading import Graded, failing_detail, grade_end_state, least_counters
+from endstate_author.prove.grading import (
+    Graded,
+    failing_detail,
+    grade_end_state,
+    grade_with,
+    least_counters,
+)
 from endstate_author.prove.model import ProveContext, Unassessed
 from endstate_author.prove.mutation import Mutant
 from endstate_harness.errors import SandboxError
-from endstate_harness.graders import grade, reads_sealed_state_only, requirements_checks
+from endstate_harness.graders import reads_sealed_state_only, requirements_checks
 from endstate_harness.graders.environment import ProgramProbe, environment_failure, program_probe
 from endstate_harness.graders.judge.grader import judge_variants
 from endstate_harness.sandbox.base import TreeSandbox
@@ -70,21 +76,13 @@ def batch_grader(task: Task) -> GraderSpec | None:
 
 def _text_of(task: Task, mutant: Mutant) -> tuple[bool, str | None]:
     """The mutant's file as a variant names it: (batchable, text or None for no file)."""
-    data = _bytes_of(task, mutant)
+    data = mutant.file_bytes(task.fixture)
     if data is None:
         return True, None
     try:
         return True, data.decode("utf-8")
     except UnicodeDecodeError:
         return False, None
-
-
-def _bytes_of(task: Task, mutant: Mutant) -> bytes | None:
-    """The bytes the mutant's file holds (None: it has no file), as its applier writes them."""
-    if mutant.content is not None:
-        return mutant.content
-    original = task.fixture / mutant.path
-    return original.read_bytes() if original.is_file() else None
 
 
 Outcome = tuple[str, str]
@@ -149,7 +147,7 @@ class MutantBatch:
         sandbox's sealed snapshot with the mutant's file in it (:func:`variant_of`), or, when
         that cannot stand for it (a file the mutant adds or removes), a tree of its own."""
         task = ctx.task
-        data = _bytes_of(task, mutant)
+        data = mutant.file_bytes(task.fixture)
         view = variant_of(sandbox, {mutant.path: data}) if data is not None else None
         if view is None:
             counters, stop = least_counters(task)
@@ -158,19 +156,8 @@ class MutantBatch:
                 mutate=self.apply(task, mutant), counters=counters, stop_reason=stop,
                 search_paths=ctx.search_paths, until_rejected=True, graders=sealed,
             )
-        per_grader: list[Verdict] = []
-        for grader in sealed:
-            one = grade([grader], view, search_paths=ctx.search_paths)
-            why = environment_failure(one, specs=[grader], probe=probe)
-            if why is not None:
-                raise Unassessed(why)
-            per_grader.append(one)
-            if not one.passed:
-                break
-        verdict = per_grader[0]
-        for other in [*per_grader[1:], requires]:
-            verdict = verdict.merged_with(other)
-        return Graded(verdict, per_grader)
+        return grade_with(view, sealed, requires, probe, search_paths=ctx.search_paths,
+                          until_rejected=True)
 
     def _judged(self, sandbox: TreeSandbox, left: list[tuple[Mutant, str | None, list[Verdict]]],
                 requires: Verdict, probe: ProgramProbe) -> dict[str, Outcome]:

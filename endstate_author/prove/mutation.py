@@ -53,6 +53,14 @@ class Mutant:
     def partial(self) -> bool:
         return self.kind in PARTIAL_KINDS
 
+    def file_bytes(self, fixture: Path) -> bytes | None:
+        """What the mutant's file holds in its end state: ``content``, else the fixture's
+        version; None when neither has one (the file is gone)."""
+        if self.content is not None:
+            return self.content
+        original = fixture / self.path
+        return original.read_bytes() if original.is_file() else None
+
 
 @dataclass
 class MutantSet:

@@ -39,11 +39,6 @@ out rather than read from :mod:`unittest` by :mod:`inspect` at each start (30 ms
 lint of one task); the tests hold it to the running Python's ``unittest``."""
 
 
-def msg_positions() -> dict[str, int]:
-    """:data:`MSG_POSITIONS`."""
-    return MSG_POSITIONS
-
-
 _CROSSING = {
     "module": MODULE_DATA | {"__doc__", "__name__"},
     "class": OBJECT_DATA | {"__module__", "__class__"},
@@ -167,7 +162,7 @@ class OperandScanner:
     def _call(self, node: ast.Call, env: dict[str, Ref | None]) -> None:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        positions = msg_positions() if name.startswith(("assert", "fail")) else {}
+        positions = MSG_POSITIONS if name.startswith(("assert", "fail")) else {}
         if isinstance(func, ast.Attribute) and name in positions and name not in ALLOWED:
             msg_at = positions[name]
             operands = [a for i, a in enumerate(node.args) if i != msg_at]

@@ -35,14 +35,12 @@ def mutant_set(task: Task) -> MutantSet | None:
 
 def _applier(task: Task, mutant: Mutant) -> Callable[[Path], list[str]]:
     """Lays the mutant over the live tree (after solution/ was staged)."""
-    fixture_file = task.fixture / mutant.path
 
     def apply(live: Path) -> list[str]:
         target = live / mutant.path
-        if mutant.content is not None:
-            target.write_bytes(mutant.content)
-        elif fixture_file.is_file():
-            target.write_bytes(fixture_file.read_bytes())
+        data = mutant.file_bytes(task.fixture)
+        if data is not None:
+            target.write_bytes(data)
         else:
             target.unlink(missing_ok=True)
         return [mutant.path]

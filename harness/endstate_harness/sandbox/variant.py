@@ -92,7 +92,5 @@ def variant_of(base: TreeSandbox, files: dict[str, bytes | None]) -> SealedVaria
         entry = entries.get(rel)
         if resolved != rel or entry is None or entry.kind != "f" or data is None:
             return None
-        if rel.endswith(".pyc") or rel.endswith(".pyo"):
-            return None  # the seal deletes compiled caches: not a file a variant can hold
         entries[rel] = Entry("f", data, executable=entry.executable)
     return SealedVariant(base, Snapshot(entries))
