@@ -51,6 +51,11 @@ def main() -> None:
             sys.exit(130)
         if status is not None:
             sys.exit(status)
+    if sys.argv[1:2] == ["prove"]:
+        # deferred: prove's early start (its warm interpreters begin while prove imports)
+        from endstate_author.cli import prove_early
+
+        prove_early.start(sys.argv[2:])
     try:
         # Signals wait until the imports are done (~0.3 s): a KeyboardInterrupt raised inside
         # one can come out as another error (pydantic-core turns it into a SchemaError while

@@ -7,7 +7,7 @@ any other grader), so the rules ask one question whatever the spelling of the gr
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from endstate_author.discovery.command import TestCommand, from_tests_pass, parse_command
@@ -66,6 +66,13 @@ def builtin_name(name: str) -> str | None:
     if module == VENDOR_MODULE and func in TEST_GRADERS | STRUCTURE_GRADERS:
         return func
     return None
+
+
+def judged_pythons(graders: Iterable[tuple[str, Mapping[str, Any]]]) -> set[str]:
+    """The interpreters (``python`` argument, ``python3`` by default) of the ``judged_tests``
+    graders among ``(name, args)`` pairs: the judge's children prove starts ahead."""
+    return {str(args.get("python", "python3")) for name, args in graders
+            if builtin_name(name) == "judged_tests" and isinstance(args, Mapping)}
 
 
 def grader_command(name: str, args: Mapping[str, Any]) -> TestCommand | None:

@@ -34,6 +34,7 @@ REFERENCE_NAMES = frozenset(n for n, module in LIBRARY.items() if module == _REF
 VENDORED_MODULES = (
     "endstate_harness.graders.unittest_grader",
     "endstate_harness.graders.judge.evidence",
+    "endstate_harness.graders.judge.launch",
     "endstate_harness.graders.judge.grader",
     "endstate_harness.graders.codeshape",
     "endstate_harness.graders.structure",

@@ -37,7 +37,6 @@ from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.sandbox.walls import Walls
 from endstate_harness.sandbox.warm import (
     WarmRun,
-    prestart,
     recognise_argv,
     recognise_shell,
     shell_epilogue,
@@ -418,23 +417,6 @@ class LocalChannel(Channel):
                     except OSError:
                         pass
             remove_tree(self._private)
-
-
-def prestart_channel(
-    argv: list[str], *, scratch_root: Path | None = None, path_env: str | None = None
-) -> None:
-    """Start the warm interpreter a channel of ``argv`` in a ``LocalSandbox`` made with this
-    ``scratch_root`` and ``path_env`` forks from, before any such sandbox exists: the same
-    zygote (same interpreter, flags, environment and folder) :func:`open_local_channel`
-    would start at its first use, so nothing about a run changes but when the start is paid."""
-    path = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
-    env = {"PATH": path, **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # HOME, TMPDIR: per run
-    base = str(scratch_root) if scratch_root is not None else tempfile.gettempdir()
-    found = walls_mod.status(path)
-    walls = Walls(found.bwrap, path) if found.available else None
-    # what ``box.scratch.parent`` is: the parent of a ``mkdtemp(dir=scratch_root)``
-    prestart(recognise_argv(argv, env), str(Path(os.path.abspath(os.path.join(base, "x"))).parent),
-             walls)
 
 
 def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> LocalChannel:

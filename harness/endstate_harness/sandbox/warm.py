@@ -18,6 +18,8 @@ from endstate_harness import inside
 from endstate_harness.process import watchdog
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals, pid_alive
 from endstate_harness.process.zygote import ForkedRun, ZygoteRegistry, warm_enabled
+from endstate_harness.sandbox import walls as walls_mod
+from endstate_harness.sandbox.command import COMMAND_ENV
 from endstate_harness.sandbox.recognise import (
     PER_RUN,
     PythonRun,
@@ -37,6 +39,7 @@ __all__ = [
     "WarmRun",
     "ZygoteShape",
     "prestart",
+    "prestart_channel",
     "recognise_argv",
     "recognise_joined",
     "recognise_shell",
@@ -270,6 +273,23 @@ def prestart(run: PythonRun | None, parent: str | None, walls: Walls | None = No
     earlier. A no-op when the run is not recognised, the warm start is off, or it runs."""
     if run is not None and sandbox_warm_enabled():
         _zygote_for(run, parent, walls)
+
+
+def prestart_channel(
+    argv: list[str], *, scratch_root: Path | None = None, path_env: str | None = None
+) -> None:
+    """Start the warm interpreter a channel of ``argv`` in a ``LocalSandbox`` made with this
+    ``scratch_root`` and ``path_env`` forks from, before any such sandbox exists: the same
+    zygote (same interpreter, flags, environment and folder) ``open_local_channel`` would
+    start at its first use, so nothing about a run changes but when the start is paid."""
+    path = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
+    env = {"PATH": path, **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # HOME, TMPDIR: per run
+    base = str(scratch_root) if scratch_root is not None else tempfile.gettempdir()
+    found = walls_mod.status(path)
+    walls = Walls(found.bwrap, path) if found.available else None
+    # what ``box.scratch.parent`` is: the parent of a ``mkdtemp(dir=scratch_root)``
+    prestart(recognise_argv(argv, env), str(Path(os.path.abspath(os.path.join(base, "x"))).parent),
+             walls)
 
 
 def start_warm(

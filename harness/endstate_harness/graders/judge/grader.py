@@ -13,9 +13,9 @@ import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate_harness import inside
 from endstate_harness.errors import SandboxError
 from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_test, tail_words
+from endstate_harness.graders.judge.launch import JUDGE_MODULE, child_command, judge_argv, judge_env
 from endstate_harness.process import watchdog
 from endstate_harness.process import zygote as warm
 from endstate_harness.sandbox.base import Channel, Sandbox
@@ -424,7 +424,7 @@ def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -
     can start, else a fresh process; the same process either way. Its stdin and stdout are
     ``control``, a socket on which it says it is ready and receives the child's channel."""
     env = judge_env()
-    zygote = warm.zygote_for("endstate_harness.graders.judge.main", env)
+    zygote = warm.zygote_for(JUDGE_MODULE, env)
     if zygote is not None:
         try:
             return zygote.spawn(config_json, cwd=str(trusted), report_fd=report_w,
@@ -441,28 +441,6 @@ def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -
         env=env,
         start_new_session=True,
     )
-
-
-def child_command(python: str) -> list[str]:
-    """The argv of the judge's child in the sandbox (the code under test runs in it)."""
-    return [python, "-s", "-S", "-B", "-c", child_source()]
-
-
-def judge_argv(config_json: str) -> list[str]:
-    """How the judge process is started (on the host, with this interpreter)."""
-    return [sys.executable, "-s", "-B", "-m", "endstate_harness.graders.judge.main", config_json]
-
-
-def judge_env() -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT", "VIRTUAL_ENV")
-    env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update(PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
-    return env
-
-
-def child_source() -> str:
-    """What the child runs: the wire format, then the server (both shipped as source)."""
-    return inside.program("judge_child")
 
 
 def _checks(

@@ -1,0 +1,123 @@
+"""``prove``'s early start (:mod:`endstate_author.cli.prove_early`): it reads the command line
+only as far as it is sure of, and the warm interpreters it starts are the very ones prove's
+own prestart asks for later, so none is started twice and none outlives the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from endstate_author.cli import prove_early
+from tests.conftest import require_walls
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = ROOT / "tasks" / "fix-help-text-wrap"
+
+
+@pytest.mark.parametrize(
+    ("args", "local"),
+    [
+        (["t", "--sandbox", "local"], True),
+        (["--sandbox=local", "t"], True),
+        (["t", "--sandbox", "docker"], False),
+        (["t", "--sandbox=docker"], False),
+        (["t", "--sandbox", "local", "--image", "img"], False),
+        (["t", "--sandbox", "local", "--executor", "ray"], False),
+        (["t", "--sandbox", "local", "--executor=local"], True),
+    ],
+)
+def test_only_a_command_line_that_says_local_starts_early(args: list[str], local: bool) -> None:
+    assert prove_early._local(args) is local
+
+
+def test_auto_is_local_only_where_no_docker_daemon_can_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+    assert prove_early._local(["t"]) is False
+    monkeypatch.delenv("DOCKER_HOST")
+    assert prove_early._local(["t"]) is (not os.path.exists("/var/run/docker.sock"))
+
+
+def test_task_files_of_folders_suites_and_files_but_not_option_values(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    for name in ("a", "b"):
+        (suite / name).mkdir(parents=True)
+        (suite / name / "task.json").write_text("{}")
+    single = tmp_path / "one"
+    single.mkdir()
+    (single / "task.json").write_text("{}")
+    (tmp_path / "valued").mkdir()
+    (tmp_path / "valued" / "task.json").write_text("{}")
+    args = [str(suite), "--only", str(tmp_path / "valued"), str(single / "task.json"),
+            str(tmp_path / "missing"), "--no-cache"]
+    assert list(prove_early._task_files(args)) == [
+        suite / "a" / "task.json", suite / "b" / "task.json", single / "task.json"]
+
+
+def test_nothing_starts_without_a_task_or_with_the_warm_start_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert prove_early.start(["--help"]) is None
+    assert prove_early.start([str(TASK), "--sandbox", "docker"]) is None
+    monkeypatch.setenv("ENDSTATE_WARM", "0")
+    assert prove_early.start([str(TASK), "--sandbox", "local"]) is None
+
+
+def test_graders_of_unreadable_files_are_passed_over(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"graders": [5, {"name": 3}, {"name": "x:judged_tests",
+                                                              "args": [1]}]}))
+    assert list(prove_early._graders([bad, odd, tmp_path / "gone.json"])) == [
+        ("x:judged_tests", {})]
+
+
+_PROBE = textwrap.dedent("""
+    import json, sys
+    from endstate_author.cli import prove_early
+    from endstate_author.prove.sandbox import prestart
+    from endstate_harness.process import zygote
+    from endstate_harness.sandbox import warm
+    from endstate_harness.sandbox.choice import SandboxChoice
+    from endstate_harness.task import load_task
+
+    prove_early.start([sys.argv[1], "--sandbox", "local"]).join()
+    early = {"judge": dict(zygote._zygotes), "child": dict(warm._zygotes)}
+    for thread in prestart(SandboxChoice("local"), load_task(sys.argv[1])):
+        thread.join()
+    later = {"judge": dict(zygote._zygotes), "child": dict(warm._zygotes)}
+    print(json.dumps({
+        "counts": {k: len(v) for k, v in early.items()},
+        "same": all(early[k].keys() == later[k].keys()
+                    and all(early[k][z] is later[k][z] for z in early[k]) for k in early),
+        "pids": [z.proc.pid for table in early.values() for z in table.values()
+                 if hasattr(z, "proc")],
+    }))
+""")
+
+
+def test_the_early_zygotes_are_the_ones_prove_asks_for_and_end_with_it() -> None:
+    require_walls()
+    env = {k: v for k, v in os.environ.items() if k not in ("ENDSTATE_WARM",
+                                                             "ENDSTATE_WARM_SANDBOX")}
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(TASK)], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["counts"] == {"judge": 1, "child": 1}, report
+    assert report["same"], "prove's prestart started a zygote the early start had not"
+    for pid in report["pids"]:
+        assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"zygote {pid} outlived"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except OSError:
+        return True
