@@ -292,8 +292,18 @@ class TaskContext:
 
     def files(self, name: str) -> dict[str, TreeEntry]:
         """Regular files (and symlinks) of a tree, without directories or special files
-        (ES414 reports those)."""
-        return {rel: e for rel, e in self.tree(name).items() if not (e.is_dir or e.special)}
+        (ES414 reports those). Made once per tree (the rules ask ~40 times a task), so the
+        rules must not modify it: it is shared, like the tree it is read from."""
+        tree = self.tree(name)
+        made = self._files.get(name)
+        if made is None or made[0] is not tree:  # a caller may hand in fresh listings
+            made = self._files[name] = (
+                tree, {rel: e for rel, e in tree.items() if not (e.is_dir or e.special)})
+        return made[1]
+
+    @cached_property
+    def _files(self) -> dict[str, tuple[dict[str, TreeEntry], dict[str, TreeEntry]]]:
+        return {}
 
     def has_dir(self, name: str) -> bool:
         path = self.root / name

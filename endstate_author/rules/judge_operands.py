@@ -47,6 +47,14 @@ _CROSSING = {
 }
 """The dunders of a reference the judge reads as values (or answers itself, rightly)."""
 
+_BINDS = frozenset({ast.Name, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign})
+"""The nodes :meth:`OperandScanner._bindings` reads (the parser's own classes, never
+subclassed, so a node's ``type`` is looked up instead of asking isinstance four times)."""
+
+_CHECKS = frozenset({ast.Call, ast.Compare, ast.UnaryOp, ast.If, ast.While, ast.IfExp,
+                     ast.Assert, ast.BoolOp, ast.Attribute})
+"""The nodes :meth:`OperandScanner._check` reads (likewise)."""
+
 OPERATORS = "operators"
 BOUNDARY = "boundary"
 
@@ -83,8 +91,14 @@ class OperandScanner:
         parameter, a loop variable, unpacking) makes the name unknown. Flow-insensitive."""
         sources: dict[str, list[Ref | ast.expr | None]] = {name: [None] for name in params or ()}
         direct: set[int] = set()
+        stores: list[ast.Name] = []
         for node in nodes:
-            if isinstance(node, ast.Import):
+            if type(node) not in _BINDS:  # most nodes bind nothing: one look-up says so
+                continue
+            if isinstance(node, ast.Name):
+                if not isinstance(node.ctx, ast.Load):
+                    stores.append(node)
+            elif isinstance(node, ast.Import):
                 for alias in node.names:
                     bound = alias.asname or alias.name.split(".")[0]
                     sources.setdefault(bound, []).append(
@@ -100,10 +114,9 @@ class OperandScanner:
                     if isinstance(target, ast.Name):
                         direct.add(id(target))
                         sources.setdefault(target.id, []).append(node.value)
-        for node in nodes:
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
-                    and id(node) not in direct:
-                sources.setdefault(node.id, []).append(None)
+        for name_node in stores:  # any other binding of a name makes it unknown
+            if id(name_node) not in direct:
+                sources.setdefault(name_node.id, []).append(None)
         env = dict(outer_env)
         for name in sources:
             env[name] = None  # a local shadows the outer name, whatever it is bound to
@@ -140,6 +153,8 @@ class OperandScanner:
 
     def _check(self, nodes: list[ast.AST], env: dict[str, Ref | None]) -> None:
         for node in nodes:
+            if type(node) not in _CHECKS:
+                continue
             if isinstance(node, ast.Call):
                 self._call(node, env)
             elif isinstance(node, ast.Compare):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from endstate_author.astwalk import child_nodes
+
 _ITERATOR_TYPES = frozenset({"Iterator", "Generator", "AsyncIterator", "AsyncGenerator"})
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _HOPS = 8
@@ -273,5 +275,5 @@ def _is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             return True
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue
-        stack.extend(ast.iter_child_nodes(item))
+        stack.extend(child_nodes(item))
     return False
