@@ -44,21 +44,23 @@ def _package_model(ctx: TaskContext, modules: set[str], helpers: object) -> Pack
     """The code under test (the fixture with the solution over it) and the child helpers, as
     the judge's child would import them."""
     sources: dict[str, tuple[ast.Module, bool]] = {}
+    yield_free: set[str] = set()
     for tree in (FIXTURE_DIR, SOLUTION_DIR):
         for rel in sorted(ctx.files(tree)):
             top = rel.split("/", 1)[0].removesuffix(".py")
             if rel.endswith(".py") and top in modules:
-                _add_source(ctx, sources, tree, rel)
+                _add_source(ctx, sources, yield_free, tree, rel)
     for rel in helpers if isinstance(helpers, list) else []:
         rel = str(rel).strip("/")
         for tree in (FIXTURE_DIR, HOLDOUT_DIR):
             if rel.endswith(".py") and rel in ctx.files(tree):
-                _add_source(ctx, sources, tree, rel)
-    return PackageModel(sources)
+                _add_source(ctx, sources, yield_free, tree, rel)
+    return PackageModel(sources, frozenset(yield_free))
 
 
 def _add_source(
-    ctx: TaskContext, sources: dict[str, tuple[ast.Module, bool]], tree: str, rel: str
+    ctx: TaskContext, sources: dict[str, tuple[ast.Module, bool]], yield_free: set[str],
+    tree: str, rel: str,
 ) -> None:
     module = ctx.python_module(tree, rel)
     if module is None:
@@ -68,6 +70,11 @@ def _add_source(
     dotted = ".".join(parts[:-1] if is_package else parts)
     if dotted and all(p.isidentifier() for p in dotted.split(".")):
         sources[dotted] = (module, is_package)
+        text = ctx.read_tree_text(tree, rel)  # the text the module was parsed from
+        if text is not None and "yield" not in text:
+            yield_free.add(dotted)
+        else:  # a later tree's file (the solution over the fixture) decides
+            yield_free.discard(dotted)
 
 
 def _judged_files(ctx: TaskContext, args: dict[str, Any]) -> list[tuple[str, str]]:

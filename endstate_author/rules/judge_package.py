@@ -55,10 +55,15 @@ class _Module:
 class PackageModel:
     """The code under test as the judge would see it, read statically."""
 
-    def __init__(self, sources: dict[str, tuple[ast.Module, bool]]) -> None:
-        """``sources``: dotted module name → (parsed module, whether it is a package)."""
+    def __init__(self, sources: dict[str, tuple[ast.Module, bool]],
+                 yield_free: frozenset[str] = frozenset()) -> None:
+        """``sources``: dotted module name → (parsed module, whether it is a package);
+        ``yield_free``: the modules whose source text has no ``yield`` at all, so none of
+        their functions is a generator (a yield is written with that keyword, letter for
+        letter), which spares walking each function a test calls."""
         self.modules = {name: _Module(tree, _top_names(tree), pkg)
                         for name, (tree, pkg) in sources.items()}
+        self.yield_free = yield_free
         self.tops = {name.split(".")[0] for name in sources}
         self._generators: dict[int, bool] = {}
         """Whether each function (by the id of its node, which the model keeps) yields:
@@ -112,14 +117,15 @@ class PackageModel:
         return self.returns(callee, node) if node is not None else None
 
     def returns(self, callee: Ref, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Ref | None:
+        module = _module_of(callee.method_of or callee.target, self)
         generator = self._generators.get(id(node))
         if generator is None:
-            generator = self._generators[id(node)] = _is_generator(node)
+            generator = self._generators[id(node)] = (
+                module not in self.yield_free and _is_generator(node))
         if generator:
             return Ref("instance", "generator")
         if node.returns is None:
             return None
-        module = _module_of(callee.method_of or callee.target, self)
         return self._annotation(node.returns, module, callee.method_of)
 
     # --- inside ---------------------------------------------------------------------------
