@@ -358,6 +358,42 @@ class TaskContext:
             return None
         return data.decode("utf-8", errors="replace")
 
+    def read_tree_bytes(self, name: str, rel: str) -> bytes | None:
+        """The bytes of ``<tree>/<rel>`` for comparing files: ``b"link:" + target`` for a
+        symlink (never followed), None when it cannot be read. Read once for every rule that
+        compares it (solution against fixture, holdout against fixture), unless it is over
+        1 MiB: a large file is read again by each comparison rather than kept."""
+        key = (name, rel)
+        if key in self._bytes:
+            return self._bytes[key]
+        entry = self.tree(name).get(rel)
+        path = Path(entry.abspath) if entry is not None else self.root / name / rel
+        try:
+            if entry.is_symlink if entry is not None else path.is_symlink():
+                data: bytes | None = b"link:" + os.readlink(path).encode()
+            else:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+        except OSError:
+            data = None
+        if data is None or len(data) <= MAX_MANIFEST_BYTES:
+            self._bytes[key] = data
+        return data
+
+    @cached_property
+    def _bytes(self) -> dict[tuple[str, str], bytes | None]:
+        return {}
+
+    @cached_property
+    def solution_changes(self) -> tuple[str, ...]:
+        """Solution files that differ from the fixture file they overlay, or are new (sorted)."""
+        fixture = self.files(FIXTURE_DIR)
+        return tuple(sorted(
+            rel for rel in self.files(SOLUTION_DIR)
+            if rel not in fixture
+            or self.read_tree_bytes(SOLUTION_DIR, rel) != self.read_tree_bytes(FIXTURE_DIR, rel)
+        ))  # fmt: skip
+
     # ----- Python source, parsed once per task ----------------------------------------------
 
     def python_module(self, name: str, rel: str) -> ast.Module | None:

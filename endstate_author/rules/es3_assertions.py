@@ -326,23 +326,9 @@ def no_new_skips_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
 
 
 def solution_changes(ctx: TaskContext) -> list[str]:
-    """Solution files that differ from the fixture file they overlay, or are new."""
-    out = []
-    fixture = ctx.files("fixture")
-    for rel, entry in ctx.files("solution").items():
-        base = fixture.get(rel)
-        if base is None or _bytes(entry.path) != _bytes(base.path):
-            out.append(rel)
-    return sorted(out)
-
-
-def _bytes(path: Path) -> bytes | None:
-    try:
-        if path.is_symlink():
-            return b"link:" + str(path.readlink()).encode()
-        return path.read_bytes()
-    except OSError:
-        return None
+    """Solution files that differ from the fixture file they overlay, or are new (worked out
+    once per task by the context, for every rule that asks)."""
+    return list(ctx.solution_changes)
 
 
 @rule("ES304", "changed-paths-within-missing")

@@ -207,7 +207,7 @@ def holdout_in_fixture(ctx: TaskContext) -> Iterator[Diagnostic]:
         base = fixture.get(rel)
         if base is None:
             continue
-        same = _read(entry.path) == _read(base.path)
+        same = ctx.read_tree_bytes(HOLDOUT_DIR, rel) == ctx.read_tree_bytes(FIXTURE_DIR, rel)
         if same and not is_test_file_name(rel) and not entry.is_symlink:
             continue
         why = (
@@ -516,8 +516,8 @@ def solution_identical(ctx: TaskContext) -> Iterator[Diagnostic]:
         base = fixture.get(rel)
         if base is None or entry.is_symlink or base.is_symlink or entry.size != base.size:
             continue
-        data = _read(entry.path)
-        if data is not None and data == _read(base.path):
+        data = ctx.read_tree_bytes(SOLUTION_DIR, rel)
+        if data is not None and data == ctx.read_tree_bytes(FIXTURE_DIR, rel):
             yield ctx.at_file(
                 "ES409",
                 f"solution/{rel} is byte-identical to fixture/{rel}; the overlay changes "
