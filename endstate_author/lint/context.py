@@ -369,7 +369,8 @@ class TaskContext:
         entry = self.tree(name).get(rel)
         path = Path(entry.abspath) if entry is not None else self.root / name / rel
         try:
-            if entry.is_symlink if entry is not None else path.is_symlink():
+            is_link = entry.is_symlink if entry is not None else path.is_symlink()
+            if is_link:
                 data: bytes | None = b"link:" + os.readlink(path).encode()
             else:
                 with open(path, "rb") as handle:
