@@ -380,6 +380,22 @@ class TaskContext:
             self._walks[key] = walk_spans(module) if module is not None else ([], [0])
         return self._walks[key]
 
+    def python_imports(self, name: str, rel: str) -> list[ast.Import | ast.ImportFrom]:
+        """The ``import`` and ``from … import`` statements of :meth:`python_nodes`, in its order
+        (several rules read only these; listed once for all of them)."""
+        key = (name, rel)
+        found = self._imports.get(key)
+        if found is None:
+            found = self._imports[key] = [
+                node for node in self.python_nodes(name, rel)
+                if isinstance(node, ast.Import | ast.ImportFrom)
+            ]  # fmt: skip
+        return found
+
+    @cached_property
+    def _imports(self) -> dict[tuple[str, str], list[ast.Import | ast.ImportFrom]]:
+        return {}
+
     @cached_property
     def _modules(self) -> dict[tuple[str, str], ast.Module | None]:
         return {}

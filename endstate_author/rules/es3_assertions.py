@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -678,8 +678,9 @@ def cost_without_ceiling(ctx: TaskContext) -> Iterator[Diagnostic]:
 # ----- ES312: what the pinned tests import ---------------------------------------------------
 
 
-def _imported_names(nodes: list[ast.AST], rel: str) -> Iterator[tuple[str, int]]:
-    """(dotted module name, line) for each import among a module's ``nodes`` (its walk);
+def _imported_names(nodes: Sequence[ast.AST], rel: str) -> Iterator[tuple[str, int]]:
+    """(dotted module name, line) for each import among a module's ``nodes`` (its walk, or
+    just its imports);
     ``from a import b`` gives ``a.b`` (a submodule, if there is one) and ``a``. Relative
     imports are made absolute."""
     package = rel.split("/")[:-1]
@@ -809,8 +810,8 @@ def imported_module_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
     reported: set[str] = set()
     unchanged = graders_named(ctx, "files_unchanged")
     for tree, rel in importers:
-        nodes, _starts = ctx.python_walk(tree, rel)  # the walk other rules share
-        for name, _line in _imported_names(nodes, rel):
+        imports = ctx.python_imports(tree, rel)  # from the walk other rules share
+        for name, _line in _imported_names(imports, rel):
             for found in _module_files(name, rel, fixture):
                 if found in reported or found in pinned or found in holdout:
                     continue

@@ -461,7 +461,7 @@ def non_stdlib_import(ctx: TaskContext) -> Iterator[Diagnostic]:
                 continue
             nodes = ctx.python_nodes(tree, rel)
             parents: dict[ast.AST, ast.AST] = {}  # filled at the first import to judge
-            for node in nodes:
+            for node in ctx.python_imports(tree, rel):
                 names: list[tuple[str, ast.AST]] = []
                 if isinstance(node, ast.Import):
                     names = [(alias.name, alias) for alias in node.names]

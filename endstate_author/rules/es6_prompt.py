@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -122,15 +122,16 @@ _IMPLICIT = frozenset({
 """Attributes Python gives every module, class or function: nobody has to write them."""
 
 
-def _uses(text: str, nodes: list[ast.AST], tops: set[str]) -> Iterator[_Use]:
+def _uses(text: str, nodes: list[ast.AST], tops: set[str],
+          imports: Sequence[ast.Import | ast.ImportFrom]) -> Iterator[_Use]:
     """The package's names a test file relies on: imported modules and names, attributes
     read off them, keyword arguments passed to them (``nodes``: the file's, as ast.walk
-    lists them)."""
+    lists them; ``imports``: its import statements among them, in the same order)."""
     if text.isascii() and not any(top in text for top in tops):
         return  # an import of the package writes its name (in ASCII text, letter for letter)
     lines = text.splitlines()
     aliases: dict[str, str] = {}  # local name → what it is
-    for node in nodes:
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in tops:
@@ -153,24 +154,24 @@ def _uses(text: str, nodes: list[ast.AST], tops: set[str]) -> Iterator[_Use]:
                 aliases[alias.asname or alias.name] = "name"
     if not aliases:
         return  # every use below is of an alias
-    for node in nodes:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id in aliases and node.attr not in _IMPLICIT:
-                line = node.end_lineno or node.lineno
-                col = (node.end_col_offset or 0) - len(node.attr)
-                yield _Use(node.attr, "attribute", line, _column(lines, line, col, node.attr))
-        elif isinstance(node, ast.Call):
-            func = node.func
+    for item in nodes:
+        if isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name):
+            if item.value.id in aliases and item.attr not in _IMPLICIT:
+                line = item.end_lineno or item.lineno
+                col = (item.end_col_offset or 0) - len(item.attr)
+                yield _Use(item.attr, "attribute", line, _column(lines, line, col, item.attr))
+        elif isinstance(item, ast.Call):
+            func = item.func
             target = func.id if isinstance(func, ast.Name) else None
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
                 target = func.value.id
             if target not in aliases:
                 continue
-            for keyword in node.keywords:
+            for keyword in item.keywords:
                 if keyword.arg is None:
                     continue
-                line = getattr(keyword, "lineno", node.lineno)
-                col = getattr(keyword, "col_offset", node.col_offset)
+                line = getattr(keyword, "lineno", item.lineno)
+                col = getattr(keyword, "col_offset", item.col_offset)
                 yield _Use(keyword.arg, "keyword argument", line,
                            _column(lines, line, col, keyword.arg))  # fmt: skip
 
@@ -216,7 +217,8 @@ def test_name_not_in_prompt(ctx: TaskContext) -> Iterator[Diagnostic]:
             continue
         seen: set[str] = set()
         nodes = ctx.python_nodes("holdout", rel)
-        for use in sorted(_uses(text, nodes, tops), key=lambda u: (u.line, u.column)):
+        imports = ctx.python_imports("holdout", rel)
+        for use in sorted(_uses(text, nodes, tops, imports), key=lambda u: (u.line, u.column)):
             if known is None:
                 known = _fixture_words(ctx)
             if use.name in seen or use.name in known or prompt.names(use.name):

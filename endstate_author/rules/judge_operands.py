@@ -11,6 +11,7 @@ ES508 on a sound holdout is worse than a miss (the judge still refuses it at gra
 from __future__ import annotations
 
 import ast
+from itertools import repeat
 
 from endstate_author.astwalk import walk_spans
 from endstate_author.rules.judge_package import PackageModel, Ref
@@ -239,6 +240,9 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 _FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
+_SCOPE_EDGES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+"""Where :func:`_scopes` does not simply descend: a function opens a scope, a class's methods
+do, a lambda's body is left out."""
 
 
 def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
@@ -258,7 +262,9 @@ def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
         i, into = stack.pop()
         node = nodes[i]
         into.append(node)
-        if isinstance(node, _FUNCTION):
+        if type(node) not in _SCOPE_EDGES:  # most nodes: their children are this scope's
+            stack.extend(zip(range(starts[i + 1] - 1, starts[i] - 1, -1), repeat(into)))
+        elif isinstance(node, _FUNCTION):
             _open(node, index, own, functions, stack)
         elif isinstance(node, ast.ClassDef):
             for statement in reversed(node.body):
@@ -266,8 +272,6 @@ def _scopes(module: ast.Module, spans: tuple[list[ast.AST], list[int]]
                     _open(statement, index, own, functions, stack)
                 else:
                     stack.append((index[id(statement)], into))
-        elif not isinstance(node, ast.Lambda):
-            stack.extend((child, into) for child in range(starts[i + 1] - 1, starts[i] - 1, -1))
     return own, functions
 
 
