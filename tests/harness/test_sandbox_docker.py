@@ -37,7 +37,10 @@ def _labelled_ids() -> set[str]:
     client = docker.from_env()
     try:
         return {
-            c.id or "" for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+            c.id or ""
+            for c in client.containers.list(  # sparse: no inspect that races a removal
+                all=True, sparse=True, filters={"label": f"{LABEL}=1"}
+            )
         }
     finally:
         client.close()
