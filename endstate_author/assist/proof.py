@@ -102,15 +102,22 @@ def remove_containers_of(pid: int) -> int:
     """Remove the sandbox containers a killed prove process (``pid``) left: an editor that
     had to kill a cancelled proof cleans up after it. Returns how many were removed."""
     # deferred: the Docker client (~75 ms) is imported only when a Docker proof was killed
-    from endstate_harness.sandbox.docker.daemon import LABEL, PID_LABEL, connect
+    from endstate_harness.sandbox.docker.daemon import (
+        LABEL,
+        PID_LABEL,
+        connect,
+        remove_container,
+    )
 
     client = connect(timeout_s=10)
     removed = 0
     try:
         labels = [f"{LABEL}=1", f"{PID_LABEL}={pid}"]
-        for container in client.containers.list(all=True, filters={"label": labels}):
-            container.remove(force=True)
-            removed += 1
+        # the killed proof's watcher removes the same containers: one it removed first, or is
+        # removing, is skipped (ignore_removed, remove_container), never an error here
+        listed = client.containers.list(all=True, filters={"label": labels}, ignore_removed=True)
+        for container in listed:
+            removed += remove_container(container)
     finally:
         client.close()
     return removed

@@ -260,6 +260,25 @@ def test_stray_containers_of_a_killed_process_are_found(
         assert mine.container_id in _labelled_ids(), "a live owner's container is kept"
 
 
+def test_a_container_removed_by_someone_else_is_no_error(
+    fixture_tree: Path, docker_image: str
+) -> None:
+    """The clean-ups race the owner's watcher for the same containers: one the other side
+    removed first is skipped (False), not an exception that stops the clean-up."""
+    from endstate_harness.sandbox.docker.daemon import connect, remove_container
+
+    with DockerSandbox(fixture_tree, image=docker_image) as sb:
+        client = connect()
+        try:
+            stale = client.containers.get(sb.container_id)
+            fresh = client.containers.get(sb.container_id)
+            assert remove_container(fresh) is True
+            assert remove_container(stale) is False  # already gone: Docker's 404
+            assert sb.container_id not in _labelled_ids()
+        finally:
+            client.close()
+
+
 def test_sandboxes_run_in_parallel_threads(fixture_tree: Path, docker_image: str) -> None:
     results: dict[int, str] = {}
     errors: list[BaseException] = []

@@ -150,6 +150,20 @@ def short_error(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def remove_container(ctr: Any) -> bool:
+    """Force-remove one container; False when it is already gone or another process is
+    removing it (Docker's 404 and 409), which is what both wanted."""
+    try:
+        ctr.remove(force=True)
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.APIError as exc:
+        if exc.status_code == 409:  # "removal of container … is already in progress"
+            return False
+        raise
+    return True
+
+
 def remove_stray_containers(*, all_owners: bool = False) -> list[str]:
     """Force-remove sandbox containers whose owning process is gone (or all of them).
 
@@ -161,7 +175,12 @@ def remove_stray_containers(*, all_owners: bool = False) -> list[str]:
     client = connect()
     removed: list[str] = []
     try:
-        for ctr in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        # ignore_removed: a container another process (its owner's watcher) removes between
+        # the list and its inspect is skipped, not a NotFound for the whole clean-up
+        listed = client.containers.list(
+            all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True
+        )
+        for ctr in listed:
             owner = ctr.labels.get(PID_LABEL, "")
             if not all_owners and owner.isdigit() and pid_alive(int(owner)):
                 continue
@@ -170,11 +189,8 @@ def remove_stray_containers(*, all_owners: bool = False) -> list[str]:
                 for m in ctr.attrs.get("Mounts", [])
                 if m.get("Destination") == WORKDIR
             ]
-            try:
-                ctr.remove(force=True)
+            if remove_container(ctr):
                 removed.append(ctr.id or "")
-            except docker.errors.NotFound:
-                pass
             for live in sources:
                 scratch = live.parent
                 if live.name == "live" and scratch.name.startswith(SCRATCH_PREFIX):
