@@ -319,13 +319,14 @@ class TaskContext:
         if key in self._bytes:
             return self._bytes[key]
         entry = self.tree(name).get(rel)
-        path = Path(entry.abspath) if entry is not None else self.root / name / rel
+        data: bytes | None = None
         try:
-            is_link = entry.is_symlink if entry is not None else path.is_symlink()
-            if is_link:
-                data: bytes | None = b"link:" + os.readlink(path).encode()
+            if entry is None:
+                pass  # not in the tree's listing: nothing to compare
+            elif entry.is_symlink:
+                data = b"link:" + os.readlink(entry.abspath).encode()
             else:
-                with open(path, "rb") as handle:
+                with open(entry.abspath, "rb") as handle:
                     data = handle.read()
         except OSError:
             data = None

@@ -325,12 +325,6 @@ def no_new_skips_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     )
 
 
-def solution_changes(ctx: TaskContext) -> list[str]:
-    """Solution files that differ from the fixture file they overlay, or are new (worked out
-    once per task by the context, for every rule that asks)."""
-    return list(ctx.solution_changes)
-
-
 @rule("ES304", "changed-paths-within-missing")
 def changed_paths_within_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     """No `changed_paths_within` grader.
@@ -360,7 +354,7 @@ def changed_paths_within_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
         return
     if has_grader(ctx, "changed_paths_within"):
         return
-    changed = solution_changes(ctx)
+    changed = list(ctx.solution_changes)
     fix = None
     if changed:
         fix = append_grader_fix(
@@ -806,7 +800,7 @@ def imported_module_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
     importers += [("holdout", r) for r in sorted(holdout) if r.endswith(".py")]
     if not importers:
         return
-    changed = set(solution_changes(ctx))
+    changed = set(ctx.solution_changes)
     reported: set[str] = set()
     unchanged = graders_named(ctx, "files_unchanged")
     for tree, rel in importers:

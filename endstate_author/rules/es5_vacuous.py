@@ -15,7 +15,6 @@ from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import (
     graders_named,
     norm_path,
-    solution_changes,
     test_commands,
 )
 from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
@@ -128,7 +127,7 @@ def changed_paths_within_vacuous(ctx: TaskContext) -> Iterator[Diagnostic]:
     folders = {
         rel for tree in (FIXTURE_DIR, SOLUTION_DIR) for rel, e in ctx.tree(tree).items() if e.is_dir
     }
-    changed = solution_changes(ctx) if ctx.has_dir(SOLUTION_DIR) else []
+    changed = ctx.solution_changes if ctx.has_dir(SOLUTION_DIR) else ()
     for index, args, node in graders_named(ctx, "changed_paths_within"):
         allowed = args.get("allowed")
         if not isinstance(allowed, list):
@@ -190,7 +189,7 @@ def solution_changes_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
     """
     if not ctx.has_dir(SOLUTION_DIR) or ctx.category == "permissioning":
         return
-    changed = set(solution_changes(ctx))
+    changed = set(ctx.solution_changes)
     if not changed:
         return
     for index, args, _node in graders_named(ctx, "files_unchanged"):
