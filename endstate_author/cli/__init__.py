@@ -51,17 +51,18 @@ def main() -> None:
             sys.exit(130)
         if status is not None:
             sys.exit(status)
-    if sys.argv[1:2] == ["prove"]:
-        # deferred: prove's early start (its warm interpreters begin while prove imports)
-        from endstate_author.cli import prove_early
-
-        prove_early.start(sys.argv[2:])
     try:
         # Signals wait until the imports are done (~0.3 s): a KeyboardInterrupt raised inside
         # one can come out as another error (pydantic-core turns it into a SchemaError while
-        # it builds a model), a traceback instead of a clean exit. Nothing exists yet to
-        # clean up, so the signal is then acted on as it would have been.
+        # it builds a model), a traceback instead of a clean exit. prove's early start is
+        # inside too (a Ctrl-C during its own imports was a traceback); what it started is
+        # swept by the exit handlers, so the signal is then acted on as it would have been.
         with defer_signals():
+            if sys.argv[1:2] == ["prove"]:
+                # deferred: prove's early start (its warm interpreters begin while prove imports)
+                from endstate_author.cli import prove_early
+
+                prove_early.start(sys.argv[2:])
             # deferred: typer and every command's module, which the fast path never needs
             __getattr__("app")
             from endstate_author.cli.app import main as app_main  # deferred, as above
