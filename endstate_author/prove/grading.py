@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from endstate_author.prove.model import Unassessed
+from endstate_author.prove.model import ProveContext, Unassessed
 from endstate_harness.graders import grade, reads_sealed_state_only, requirements_checks
 from endstate_harness.graders.environment import (
     ProgramProbe,
@@ -102,6 +102,30 @@ def grade_end_state(
         return graded
     finally:
         sandbox.close()
+
+
+def shared_end_state(
+    ctx: ProveContext,
+    *,
+    overlays: Sequence[Path] = (),
+    counters: dict[str, int] | None = None,
+    stop_reason: str = "end_turn",
+    holdout: bool = True,
+) -> Graded:
+    """:func:`grade_end_state` of an end state built from overlays alone (no edit, nothing
+    staged beside the holdout, every grader graded), once per pass over the task's checks:
+    the checks that grade the same end state alike read one grading
+    (:class:`~endstate_author.prove.model.Shared` says which, and why). The result is read,
+    never changed, by the checks that share it."""
+    key = (
+        "end state", tuple(str(p) for p in overlays),
+        tuple(sorted((counters or {}).items())), stop_reason, holdout,
+    )  # fmt: skip
+    graded: Graded = ctx.shared.get(key, lambda: grade_end_state(
+        ctx.task, ctx.spec, overlays=overlays, counters=counters, stop_reason=stop_reason,
+        search_paths=ctx.search_paths, holdout=holdout,
+    ))
+    return graded
 
 
 def grade_with(

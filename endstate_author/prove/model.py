@@ -6,8 +6,9 @@ checks, the cache and the orchestration can each import them without importing o
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -116,14 +117,48 @@ class Unassessed(Exception):
     """A check could not run; the message says why (ES908)."""
 
 
+class Shared:
+    """What several checks of one pass over a task's checks compute alike, computed once.
+
+    Why: ES902 ("solution passes") and ES915 ("every test asserts") both read the solution's
+    end state graded with the least counters, and ES901 ("fixture fails") and ES914's fixture
+    run are the same grading when no test command has visible tests to leave out (as with
+    ``judged_tests``, which tells the holdout's tests apart by itself): each such grading is a
+    sandbox, a judge, a child and a whole test run (about a bare test run, measured), paid
+    twice for the same answer. A key is computed by the first check that asks for it; another
+    that asks meanwhile waits for that answer rather than starting the same work. A
+    computation that raises keeps nothing (the next check to ask computes it again), so an
+    unassessed grading is never handed on. ``--repeat`` runs each pass with a new one
+    (:meth:`ProveContext.next_pass`): a repeat regrades, as it must to see a flaky test."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key_locks: dict[Hashable, threading.Lock] = {}
+        self._values: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            if key not in self._values:
+                self._values[key] = compute()
+            return self._values[key]
+
+
 @dataclass
 class ProveContext:
-    """What every check of one task reads: the task, the sandbox and the grader paths."""
+    """What every check of one task reads: the task, the sandbox and the grader paths, and
+    the gradings its checks share (:class:`Shared`)."""
 
     task: Task
     spec: SandboxChoice
     search_paths: list[Path]
     suite_root: Path | None = None
+    shared: Shared = field(default_factory=Shared, repr=False, compare=False)
+
+    def next_pass(self) -> ProveContext:
+        """The same context with nothing shared yet: one pass of ``--repeat``."""
+        return ProveContext(self.task, self.spec, self.search_paths, self.suite_root)
 
     @property
     def permissioning(self) -> bool:

@@ -266,7 +266,8 @@ def prove_task(
     if options.repeat > 1:
         jobs = list(jobs)  # each repeat runs the same checks
     try:
-        runs = [run_jobs(ctx, jobs, pool) for _ in range(max(1, options.repeat))]
+        runs = [run_jobs(ctx if i == 0 else ctx.next_pass(), jobs, pool)
+                for i in range(max(1, options.repeat))]
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
     checks = _moot(_merge_repeats(runs)) if runs and runs[0] else []

@@ -10,8 +10,8 @@ from endstate_author.prove.evidence import tests_json
 from endstate_author.prove.grading import (
     failing_detail,
     first_failing_grader,
-    grade_end_state,
     least_counters,
+    shared_end_state,
     zero_counters,
 )
 from endstate_author.prove.model import (
@@ -28,9 +28,7 @@ from endstate_harness.task import Task
 
 def check_fixture_fails(ctx: ProveContext) -> CheckResult:
     counters, stop = zero_counters(ctx.task)
-    graded = grade_end_state(
-        ctx.task, ctx.spec, counters=counters, stop_reason=stop, search_paths=ctx.search_paths
-    )
+    graded = shared_end_state(ctx, counters=counters, stop_reason=stop)
     if graded.verdict.passed:
         return CheckResult(
             "fixture fails",
@@ -57,14 +55,7 @@ def check_solution_passes(ctx: ProveContext) -> CheckResult:
             detail="the task has no solution/ to prove the graders with",
         )
     counters, stop = least_counters(ctx.task)
-    graded = grade_end_state(
-        ctx.task,
-        ctx.spec,
-        overlays=[solution],
-        counters=counters,
-        stop_reason=stop,
-        search_paths=ctx.search_paths,
-    )
+    graded = shared_end_state(ctx, overlays=[solution], counters=counters, stop_reason=stop)
     if graded.verdict.passed:
         return CheckResult("solution passes", "directions", "pass", tests=tests_json(graded))
     return CheckResult(

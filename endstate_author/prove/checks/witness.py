@@ -24,7 +24,13 @@ from endstate_author.prove.evidence import (
     tests_json,
     witnessed,
 )
-from endstate_author.prove.grading import Graded, grade_end_state, least_counters, zero_counters
+from endstate_author.prove.grading import (
+    Graded,
+    grade_end_state,
+    least_counters,
+    shared_end_state,
+    zero_counters,
+)
 from endstate_author.prove.model import (
     GRADING_INPUTS,
     CheckGroup,
@@ -80,9 +86,11 @@ def _fixture_without_visible(ctx: ProveContext, visible: list[str]) -> Graded:
         return visible
 
     counters, stop = zero_counters(ctx.task)
+    if not visible:  # nothing to leave out: the untouched fixture "fixture fails" grades
+        return shared_end_state(ctx, counters=counters, stop_reason=stop)
     return grade_end_state(
         ctx.task, ctx.spec, counters=counters, stop_reason=stop, search_paths=ctx.search_paths,
-        mutate=remove if visible else None,
+        mutate=remove,
     )  # fmt: skip
 
 
@@ -92,10 +100,8 @@ def _reference(ctx: ProveContext) -> Graded:
     task = ctx.task
     counters, stop = least_counters(task)
     overlays = [task.solution] if task.solution is not None else []
-    return grade_end_state(
-        task, ctx.spec, overlays=overlays, counters=counters, stop_reason=stop,
-        search_paths=ctx.search_paths,
-    )  # fmt: skip
+    # the grading "solution passes" (ES902) reads: one run answers both
+    return shared_end_state(ctx, overlays=overlays, counters=counters, stop_reason=stop)
 
 
 def _label(test: TestRecord) -> str:
