@@ -225,6 +225,8 @@ class Plan:
     sandbox_key: tuple[str, ...] = ("local",)
     use_cache: bool = True
     mutant_budget: float = DEFAULT_MUTANT_BUDGET
+    workers: int = 2
+    """Checks run at once (``--jobs``): how many batches the mutants make."""
 
 
 def _nothing_skipped(_task: Task, _plan: Plan) -> list[CheckResult]:

@@ -42,9 +42,11 @@ def plan_jobs(
     sandbox_key: Sequence[str] = ("local",),
     use_cache: bool = True,
     mutant_budget: float = DEFAULT_MUTANT_BUDGET,
+    workers: int = 2,
 ) -> Iterator[Job]:
-    """Every check of a task, as independent units of work, group by group."""
-    plan = Plan(mutant_limit, strict, tuple(sandbox_key), use_cache, mutant_budget)
+    """Every check of a task, as independent units of work, group by group; ``workers``:
+    how many run at once (the mutants are batched for them)."""
+    plan = Plan(mutant_limit, strict, tuple(sandbox_key), use_cache, mutant_budget, workers)
     wanted = set(only or CHECK_GROUPS)
     for group in GROUPS:
         if group.name in wanted:
@@ -257,6 +259,7 @@ def prove_task(
                      options.sandbox.walls()),
         use_cache=options.use_cache,
         mutant_budget=options.mutant_budget,
+        workers=max(1, options.jobs) if pool is not None else 1,
     )
     announced = (_announced(job, task.id, options) for job in planned)
     jobs: Iterable[Job] = (

@@ -14,7 +14,14 @@ import pytest
 
 from endstate_author.prove.checks import mutants as mutant_checks
 from endstate_author.prove.model import ProveContext
-from endstate_author.prove.mutant_batch import OFF_ENV, MutantBatch, batch_grader, batches
+from endstate_author.prove.mutant_batch import (
+    BATCH_SIZE,
+    OFF_ENV,
+    MutantBatch,
+    batch_count,
+    batch_grader,
+    batches,
+)
 from endstate_author.prove.run import grader_search_paths, load_for_prove
 from endstate_harness.sandbox.choice import SandboxChoice
 from tests.conftest import require_walls
@@ -114,3 +121,22 @@ def test_only_tasks_whose_one_test_grader_is_the_judge_batch(tmp_path: Path) -> 
                "args": {"command": "python3 -c pass"}}
     two = _context(_judged_task(tmp_path / "c", [JUDGED, command])).task
     assert batch_grader(two) is None  # a second grader that runs something: alone
+
+
+@pytest.mark.parametrize(("mutants", "workers", "count"), [
+    (93, 2, 2),  # add-markdown-table-alignment: one batch per worker
+    (110, 2, 4),  # three would leave one worker idle through the last
+    (21, 2, 2),
+    (3, 2, 1),  # at most one batch per two mutants
+    (4, 2, 2),
+    (93, 1, 2),  # checks one at a time: as few batches as the size allows
+    (93, 8, 8),  # every worker gets one
+    (2 * 8 * BATCH_SIZE + 1, 8, 24),
+])
+def test_batches_fill_the_workers_evenly(mutants: int, workers: int, count: int) -> None:
+    got = batch_count(mutants, workers)
+    assert got == count
+    assert -(-mutants // got) <= BATCH_SIZE or got == mutants // 2
+    if got >= workers:
+        assert got % workers == 0 or got == mutants // 2
+

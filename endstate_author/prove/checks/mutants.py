@@ -134,7 +134,7 @@ def jobs(task: Task, plan: Plan) -> Iterator[Job]:
     budget = Budget(plan.mutant_budget)
     unknown = [m for m in chosen if not plan.use_cache
                or cache.load_mutant(cache.mutant_key(base_key, m.id, m.content)) is None]
-    grouped = batches(task, unknown, _applier)
+    grouped = batches(task, unknown, _applier, plan.workers)
     for mutant in chosen:
         check = mutant_check(mutant, base_key, plan.use_cache, budget, grouped.get(mutant.id))
         yield make_job(GROUP_NAME, f"mutant {mutant.id} fails", check)
