@@ -7,7 +7,7 @@ so that only the visible tests judge the mutants. In one run, as fresh processes
 (``prove TASK --sandbox local --no-cache --only mutants``), interleaved, fastest of ``--repeat``:
 
 * **alone** — ``ENDSTATE_MUTANT_BATCH=0``: a sandbox, a judge and a child per mutant;
-* **batched** — the default: mutants judged two dozen to a judge, kills and survivors alike
+* **batched** — the default: mutants judged up to four dozen to a judge, kills and survivors alike
   decided in the batch (``endstate_author/prove/mutant_batch.py``).
 
 It prints both times, their ratio, the survivors, and whether every mutant had the same

@@ -1,4 +1,4 @@
-"""Mutants graded in batches: one sandbox, one judge and one child for up to two dozen mutants.
+"""Mutants graded in batches: one sandbox, one judge and one child for up to four dozen mutants.
 
 Why: a mutant differs from the solution in one file, yet graded alone it costs a sandbox, a
 judge process, a child process and the package's import, about a bare test run each; a task

@@ -250,7 +250,7 @@ class Server:
 WARM_FILES = 300
 """Most source files of the tree compiled ahead of the variants, in the order of a sorted walk
 (a larger tree: the rest are compiled by each variant that imports them, as without the
-warm-up). The warm-up is paid once per batch of about two dozen variants whether they import
+warm-up). The warm-up is paid once per batch of up to four dozen variants whether they import
 a file or not: a tree that vendors a library of thousands of modules must not cost seconds."""
 WARM_BYTES = 4 << 20
 """Most source bytes compiled ahead of the variants."""

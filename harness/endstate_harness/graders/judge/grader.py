@@ -337,8 +337,8 @@ def _run(
 
 
 PAYLOAD_KEYS = ("variants", "helpers")
-"""The parts of the judge's configuration that grow with the task (a batch of two dozen
-mutants of a 10 KB module is 240 KB: more than one command-line argument may hold)."""
+"""The parts of the judge's configuration that grow with the task (a batch of four dozen
+mutants of a 10 KB module is 480 KB: more than one command-line argument may hold)."""
 
 READY_S = 60.0
 """Longest the judge may take to start and read the trusted files (an interpreter's start,
