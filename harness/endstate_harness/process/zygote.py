@@ -93,31 +93,46 @@ class Zygote:
     def __init__(self, module: str, env: dict[str, str]) -> None:
         self.module = module
         self._lock = threading.Lock()
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-s", "-B", "-m", "endstate_harness.process.zygote", module,
-                 str(theirs.fileno())],
-                cwd="/",
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
-        finally:
-            theirs.close()
-        self._sock = mine
-        mine.settimeout(60)
-        try:  # the zygote says it is ready (module imported)
-            reply = mine.recv(_MAX_MSG)
-        except OSError:
-            reply = b""
-        mine.settimeout(None)
+            self._start(env)
+            self._sock.settimeout(60)
+            try:  # the zygote says it is ready (module imported)
+                reply = self._sock.recv(_MAX_MSG)
+            except OSError:
+                reply = b""
+        except BaseException:  # Ctrl-C while it starts: it is in no table yet, so end it here
+            if "_sock" in self.__dict__:
+                self.close()
+            raise
+        self._sock.settimeout(None)
         if json.loads(reply or b"{}").get("ready") is not True:
             self.close()
             raise OSError(f"the warm interpreter for {module} did not start")
+
+    def _start(self, env: dict[str, str]) -> None:
+        """Its process. Signals wait until ``self._sock`` says it exists: a Ctrl-C between the
+        fork and that would leave a process nobody knows of (the section is short: a fork and
+        an exec); one that came meanwhile is raised as it ends."""
+        with defer_signals():
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-s", "-B", "-m", "endstate_harness.process.zygote",
+                     self.module, str(theirs.fileno())],
+                    cwd="/",
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                )
+            except BaseException:
+                mine.close()
+                raise
+            finally:
+                theirs.close()
+            self._sock = mine
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -202,6 +217,9 @@ def zygote_for(module: str, env: dict[str, str]) -> Zygote | None:
     if not warm_enabled():
         return None
     key = (module, json.dumps(env, sort_keys=True))
+    # registered before the first zygote starts: an exit sweep meanwhile then waits for the
+    # table's lock and closes what was being started (registered after, it was missed)
+    OPEN_SANDBOXES.add(_REGISTRY)
     with _zygotes_lock:
         zygote = _zygotes.get(key)
         if zygote is not None and zygote.alive():
@@ -214,7 +232,6 @@ def zygote_for(module: str, env: dict[str, str]) -> Zygote | None:
             _zygotes.pop(key, None)
             return None
         _zygotes[key] = zygote
-    OPEN_SANDBOXES.add(_REGISTRY)
     return zygote
 
 

@@ -107,43 +107,67 @@ class SandboxZygote:
         self.walls = walls
         self._lock = threading.Lock()
         _remove_orphaned_folders(parent)
-        self.folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-", dir=parent)
-        watchdog.protect(self.folder)  # Ray kills a unit's whole tree, this zygote with it
         source = inside.program("zygote")
         self.argv_head = [run.python, *run.flags]
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.home = os.path.join(self.folder, "home")
-        os.mkdir(self.home)
-        zygote_env = {**zygote_env, "HOME": self.home, "TMPDIR": self.home}
-        argv = [*self.argv_head, "-c", source, str(theirs.fileno()), ",".join(run.preload())]
-        if walls is not None:  # behind bubblewrap; each run walls itself in further
-            argv = walls.zygote([*argv, "walled"], os.path.dirname(self.folder), self.folder)
         try:
-            self.proc = subprocess.Popen(
-                argv,
-                cwd=self.folder, env=zygote_env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),), start_new_session=True,
-            )
-        except OSError:
-            mine.close()
-            remove_tree_quietly(self.folder)
-            watchdog.release(self.folder)
+            zygote_env = self._start(run, zygote_env, parent, walls, source)
+            ready = self._ready()
+        except BaseException:  # Ctrl-C while it starts: it is in no table yet, so end it here
+            if "_sock" in self.__dict__:  # started (a failed start has removed its folder)
+                self.close()
             raise
-        finally:
-            theirs.close()
-        self._sock = mine
-        mine.settimeout(60)
-        try:
-            ready = marshal.loads(mine.recv(_MAX_MSG))
-        except (OSError, EOFError, ValueError, TypeError):
-            ready = {}
-        mine.settimeout(ANSWER_S)
+        self._sock.settimeout(ANSWER_S)
         if not isinstance(ready, dict) or ready.get("ready") is not True or (
                 walls is not None and ready.get("walled") is not True):
             self.close()
             raise OSError(f"the warm {run.python} did not start")
         self.shape = ZygoteShape({"cwd": self.folder, **ready}, zygote_env, self.home)
+
+    def _start(self, run: PythonRun, zygote_env: dict[str, str], parent: str | None,
+               walls: Walls | None, source: str) -> dict[str, str]:
+        """Its folder and its process; the environment it was started with. From the folder
+        to ``self._sock``, signals wait: a Ctrl-C in between would leave a folder or a process
+        nobody knows of (the section is short: a fork and an exec); one that came meanwhile is
+        raised as it ends."""
+        with defer_signals():
+            self.folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-", dir=parent)
+            watchdog.protect(self.folder)  # Ray kills a unit's whole tree, this zygote with it
+            self.home = os.path.join(self.folder, "home")
+            zygote_env = {**zygote_env, "HOME": self.home, "TMPDIR": self.home}
+            mine = theirs = None
+            try:
+                os.mkdir(self.home)
+                mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                argv = [*self.argv_head, "-c", source, str(theirs.fileno()),
+                        ",".join(run.preload())]
+                if walls is not None:  # behind bubblewrap; each run walls itself in further
+                    argv = walls.zygote([*argv, "walled"], os.path.dirname(self.folder),
+                                        self.folder)
+                self.proc = subprocess.Popen(
+                    argv,
+                    cwd=self.folder, env=zygote_env, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),), start_new_session=True,
+                )
+            except BaseException:
+                if mine is not None:
+                    mine.close()
+                remove_tree_quietly(self.folder)
+                watchdog.release(self.folder)
+                raise
+            finally:
+                if theirs is not None:
+                    theirs.close()
+            self._sock = mine
+        return zygote_env
+
+    def _ready(self) -> Any:
+        """What the zygote says once it is up (``{}``: it said nothing, or nothing readable)."""
+        self._sock.settimeout(60)
+        try:
+            return marshal.loads(self._sock.recv(_MAX_MSG))
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -251,6 +275,9 @@ def _zygote_for(run: PythonRun, parent: str | None,
     env = {k: v for k, v in run.env if k not in PER_RUN}
     key = (run.python, run.flags, run.mode, run.preload(), tuple(sorted(env.items())), parent,
            walls.key() if walls is not None else None)
+    # registered before the first zygote starts: an exit sweep meanwhile then waits for the
+    # table's lock and closes what was being started (registered after, it was missed)
+    OPEN_SANDBOXES.add(_REGISTRY)
     with _zygotes_lock:
         zygote = _zygotes.get(key)
         if zygote is not None and zygote.alive():
@@ -263,7 +290,6 @@ def _zygote_for(run: PythonRun, parent: str | None,
         except (OSError, ValueError):
             return None
         _zygotes[key] = zygote
-    OPEN_SANDBOXES.add(_REGISTRY)
     return zygote
 
 
