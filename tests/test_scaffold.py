@@ -63,6 +63,9 @@ def fill_placeholders(task: Path, category: str) -> None:
             core.write_text(text.replace(PLACEHOLDER_CODE, '"""Numeric helpers."""'), "utf-8")
 
 
+PASSING = ("pass", "skipped")
+
+
 def test_filled_scaffold_lints_with_no_finding_and_proves(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     for category in CATEGORIES:
@@ -74,7 +77,11 @@ def test_filled_scaffold_lints_with_no_finding_and_proves(tmp_path: Path) -> Non
     assert linted.returncode == 0, linted.stderr
     proved = cli("prove", str(suite), "--sandbox", "local", "-o", "json", cache=tmp_path / "c")
     report = json.loads(proved.stdout)
-    assert proved.returncode == 0, report["diagnostics"]
+    # every word of what failed (pytest's own report cuts a long message in the middle)
+    failed = [f"{t['task']} / {c['check']}: {c['outcome']}: {c.get('detail')}"
+              for t in report["tasks"] for c in t["checks"] if c["outcome"] not in PASSING]
+    assert proved.returncode == 0, "\n".join(
+        [*(d["message"] for d in report["diagnostics"]), *failed, proved.stderr[-2000:]])
     assert report["diagnostics"] == []
     assert {t["task"] for t in report["tasks"]} == {f"new-{c}" for c in CATEGORIES}
     outcomes = {c["outcome"] for t in report["tasks"] for c in t["checks"]}
