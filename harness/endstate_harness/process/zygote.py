@@ -196,6 +196,16 @@ class ZygoteRegistry:
     def __init__(self, table: dict[Any, Any], lock: threading.Lock) -> None:
         self._table = table
         self._lock = lock
+        self._registered = False
+
+    def register(self) -> None:
+        """Put the table where the exit sweep and the signal handlers find it, once, before
+        its first zygote starts: a sweep meanwhile then waits for the table's lock and closes
+        what was being started (registered after the start, as it was, it missed a zygote
+        still coming up). Once: the table is never taken off again."""
+        if not self._registered:
+            OPEN_SANDBOXES.add(self)
+            self._registered = True
 
     def close(self) -> None:
         with self._lock:
@@ -217,9 +227,7 @@ def zygote_for(module: str, env: dict[str, str]) -> Zygote | None:
     if not warm_enabled():
         return None
     key = (module, json.dumps(env, sort_keys=True))
-    # registered before the first zygote starts: an exit sweep meanwhile then waits for the
-    # table's lock and closes what was being started (registered after, it was missed)
-    OPEN_SANDBOXES.add(_REGISTRY)
+    _REGISTRY.register()
     with _zygotes_lock:
         zygote = _zygotes.get(key)
         if zygote is not None and zygote.alive():

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from endstate_harness import inside
 from endstate_harness.process import watchdog
-from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals, pid_alive
+from endstate_harness.process.cleanup import defer_signals, pid_alive
 from endstate_harness.process.zygote import ForkedRun, ZygoteRegistry, warm_enabled
 from endstate_harness.sandbox import walls as walls_mod
 from endstate_harness.sandbox.command import COMMAND_ENV
@@ -275,9 +275,7 @@ def _zygote_for(run: PythonRun, parent: str | None,
     env = {k: v for k, v in run.env if k not in PER_RUN}
     key = (run.python, run.flags, run.mode, run.preload(), tuple(sorted(env.items())), parent,
            walls.key() if walls is not None else None)
-    # registered before the first zygote starts: an exit sweep meanwhile then waits for the
-    # table's lock and closes what was being started (registered after, it was missed)
-    OPEN_SANDBOXES.add(_REGISTRY)
+    _REGISTRY.register()
     with _zygotes_lock:
         zygote = _zygotes.get(key)
         if zygote is not None and zygote.alive():
