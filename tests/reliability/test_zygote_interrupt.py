@@ -6,7 +6,10 @@ running, known to nobody (an interrupt stress run of ``eval`` found a bubblewrap
 after a Ctrl-C 0.53 s in). Each run here, in a fresh interpreter, starts a zygote with a timer
 that sends it SIGINT after a few milliseconds, at a different moment each time, and
 looks at what is left before any exit handler could sweep it (the process ends with
-``os._exit``): no live child process, no zygote folder.
+``os._exit``): no live child process, no zygote folder. A first start, closed again, comes
+before the timed one, so that the probes a start makes once per process (bubblewrap's, a
+short-lived process that ends by itself) are done and the timer can only meet the zygote's
+own start.
 """
 
 from __future__ import annotations
@@ -52,6 +55,14 @@ PROGRAM = textwrap.dedent("""
         def start():
             prestart_channel(child_command("python3"), scratch_root=scratch)
 
+    from endstate_harness.process import zygote as judges
+    from endstate_harness.sandbox import warm as sandboxes
+
+    # A first start, closed again: what a start probes once per process (bubblewrap, the
+    # interpreter) is known before the timed one, which then starts nothing but its zygote.
+    start()
+    judges._REGISTRY.close()
+    sandboxes._REGISTRY.close()
     signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, delay)
     interrupted = False
@@ -60,8 +71,6 @@ PROGRAM = textwrap.dedent("""
     except KeyboardInterrupt:
         interrupted = True
     signal.setitimer(signal.ITIMER_REAL, 0)
-    from endstate_harness.process import zygote as judges
-    from endstate_harness.sandbox import warm as sandboxes
     started = len(judges._zygotes) + len(sandboxes._zygotes)
     if not interrupted:  # it was up first: what a finished start leaves is the table's to close
         judges._REGISTRY.close()
