@@ -110,20 +110,19 @@ def shared_end_state(
     overlays: Sequence[Path] = (),
     counters: dict[str, int] | None = None,
     stop_reason: str = "end_turn",
-    holdout: bool = True,
 ) -> Graded:
-    """:func:`grade_end_state` of an end state built from overlays alone (no edit, nothing
-    staged beside the holdout, every grader graded), once per pass over the task's checks:
-    the checks that grade the same end state alike read one grading
+    """:func:`grade_end_state` of an end state built from overlays alone (no edit, the
+    holdout and nothing beside it staged, every grader graded), once per pass over the task's
+    checks: the checks that grade the same end state alike read one grading
     (:class:`~endstate_author.prove.model.Shared` says which, and why). The result is read,
     never changed, by the checks that share it."""
     key = (
         "end state", tuple(str(p) for p in overlays),
-        tuple(sorted((counters or {}).items())), stop_reason, holdout,
+        tuple(sorted((counters or {}).items())), stop_reason,
     )  # fmt: skip
     graded: Graded = ctx.shared.get(key, lambda: grade_end_state(
         ctx.task, ctx.spec, overlays=overlays, counters=counters, stop_reason=stop_reason,
-        search_paths=ctx.search_paths, holdout=holdout,
+        search_paths=ctx.search_paths,
     ))
     return graded
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -158,7 +158,7 @@ class ProveContext:
 
     def next_pass(self) -> ProveContext:
         """The same context with nothing shared yet: one pass of ``--repeat``."""
-        return ProveContext(self.task, self.spec, self.search_paths, self.suite_root)
+        return replace(self, shared=Shared())
 
     @property
     def permissioning(self) -> bool:

@@ -69,6 +69,7 @@ def batch_count(mutants: int, workers: int) -> int:
     rounds = -(-mutants // (BATCH_SIZE * workers))
     return max(1, min(rounds * workers, mutants // 2))
 
+
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
 
