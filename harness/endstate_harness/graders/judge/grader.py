@@ -15,7 +15,13 @@ from typing import Any
 
 from endstate_harness.errors import SandboxError
 from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_test, tail_words
-from endstate_harness.graders.judge.launch import JUDGE_MODULE, child_command, judge_argv, judge_env
+from endstate_harness.graders.judge.launch import (
+    JUDGE_MODULE,
+    child_command,
+    judge_argv,
+    judge_env,
+    shared_cpu,
+)
 from endstate_harness.process import watchdog
 from endstate_harness.process import zygote as warm
 from endstate_harness.sandbox.base import Channel, Sandbox
@@ -191,7 +197,10 @@ def _judge(
             target = trusted / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        report, child_err = _run(sandbox, trusted, python, total_s, config)
+        with shared_cpu() as cpu:  # they take turns: on one CPU no turn wakes another
+            if cpu is not None:
+                config["cpu"] = cpu
+            report, child_err = _run(sandbox, trusted, python, total_s, config)
     finally:
         remove_tree(workdir)
         watchdog.release(workdir)

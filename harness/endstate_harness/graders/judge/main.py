@@ -157,11 +157,23 @@ def _overrun(budget_s: float) -> None:
     signal.signal(signal.SIGPROF, handler)
 
 
+def run_on(cpu: object) -> None:
+    """This process (and what it forks from now on) on CPU ``cpu`` alone, if it may: the one
+    its child is asked onto too (``launch.shared_cpu`` chose it and says why)."""
+    if type(cpu) is not int:
+        return
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except (OSError, ValueError, OverflowError):
+        pass  # not allowed here (another CPU set): only speed depends on it
+
+
 def run(config: dict[str, Any], files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """Discover and run the trusted tests; the report the grader reads. ``files``: the trusted
     files as read at the judge's start (:class:`TrustedFiles`), which the tests are compiled
     from. With ``variants`` in the config: one report per variant (:func:`run_variants`)."""
     _cap_memory()
+    run_on(config.get("cpu"))
     cpu_budget_s = float(config["call_timeout_s"])
     _overrun(cpu_budget_s)
     guard_assertions(unittest.TestCase, is_reference)
@@ -179,12 +191,20 @@ def run(config: dict[str, Any], files: dict[str, bytes] | None = None) -> dict[s
 
 
 def _run_tests(config: dict[str, Any], tally: Tally, top: str,
-               variant: dict[str, str | None] | None) -> dict[str, Any]:
-    """One run of the trusted tests against the child (in ``variant``'s process, if given)."""
+               variant: dict[str, str | None] | None, pin: bool = True) -> dict[str, Any]:
+    """One run of the trusted tests against the child (in ``variant``'s process, if given);
+    ``pin``: first ask the child onto the judge's CPU (the first variant's run does it for
+    every variant the child forks)."""
     trusted = config["trusted_dir"]
     conv = Conversation(
         0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
     )
+    if pin and config.get("cpu") is not None:
+        try:
+            conv.request("pin", cpu=config["cpu"])
+        except Exception as exc:  # the child did not answer: said, never a pass
+            return {"fatal": f"the child did not start: {type(exc).__name__}: {exc}",
+                    "child": conv.gone}
     if variant is not None:
         try:
             conv.request("variant", files=variant)
@@ -219,7 +239,7 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
     for it. The batch stops at the first variant whose child did not end cleanly (hung,
     crashed): the child's protocol state is then unknown; the grader grades the rest apart."""
     reports: list[dict[str, Any]] = []
-    for variant in config["variants"]:
+    for index, variant in enumerate(config["variants"]):
         read_fd, write_fd = os.pipe()
         judge = os.getpid()
         pid = os.fork()
@@ -229,7 +249,7 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
                 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
                 if os.getppid() != judge:  # the judge ended before that took hold
                     os._exit(1)
-                report = _run_tests(config, tally, top, variant)
+                report = _run_tests(config, tally, top, variant, pin=index == 0)
             except BaseException as exc:  # the judge's own failure: reported, never a pass
                 report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
             with os.fdopen(write_fd, "w", encoding="utf-8") as out:
