@@ -14,7 +14,9 @@ from pathlib import Path
 
 from endstate_author.prove.mutation_edits import (
     Source,
+    Statements,
     docstrings,
+    mutated_statement,
     node_mutations,
     node_path,
     normalise_quiet,
@@ -268,6 +270,7 @@ def operator_mutants(
         return []
     siblings = SiblingFinder(rel, tree, modules or {})
     src = Source(text)
+    statements = Statements(tree, src)
     parents: dict[int, ast.AST] = {}
     steps: dict[int, tuple[str, int | None]] = {}
     for parent in ast.walk(tree):
@@ -291,11 +294,14 @@ def operator_mutants(
         path = node_path(node, parents, steps)
         for kind, description, edits in node_mutations(node, src, parents, skip, siblings):
             content = src.apply(edits)
-            try:
-                mutated = pyast.parse(content)
-            except (SyntaxError, ValueError):
-                continue
-            if unchanged_tree(mutated, path, node_dump, tree, original):
+            keep = mutated_statement(statements, path, edits, content, node_dump)
+            if keep is None:  # the whole module, then
+                try:
+                    mutated = pyast.parse(content)
+                except (SyntaxError, ValueError):
+                    continue
+                keep = not unchanged_tree(mutated, path, node_dump, tree, original)
+            if not keep:
                 continue
             key = "\0".join((rel, kind, description, node_dump))
             occurrences[key] = occurrences.get(key, 0) + 1
