@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from endstate_harness.graders import judged_tests
 from endstate_harness.graders.judge import launch
 from endstate_harness.graders.judge.grader import judge_variants
 from endstate_harness.graders.judge.main import run_on
+from endstate_harness.sandbox.base import TreeSandbox
 from tests.harness.test_judge import _box, backend, make_task  # noqa: F401
 
 WHERE = (
@@ -41,21 +44,24 @@ def _two_cpus() -> None:
         pytest.skip("this process may use one CPU only: there is no CPU to choose")
 
 
-def _task(tmp_path: Path) -> Path:
+@contextmanager
+def _graded_box(kind: str, tmp_path: Path) -> Iterator[TreeSandbox]:
+    """A sandbox of ``kind`` holding the end state that answers where it runs, sealed, with
+    the holdout test that asks whether its child runs on the judge's one CPU."""
     task = make_task(tmp_path / "task")
     (task / "holdout" / "tests" / "test_same_cpu.py").write_text(SAME_CPU_TEST)
-    return task
+    with _box(kind, task / "fixture") as box:
+        box.write_text("pkg/calc.py", WHERE)
+        box.seal()
+        box.stage(task / "holdout")
+        yield box
 
 
 def test_a_judged_run_and_its_child_share_one_cpu(
     backend: str, tmp_path: Path  # noqa: F811
 ) -> None:
     _two_cpus()
-    task = _task(tmp_path)
-    with _box(backend, task / "fixture") as box:
-        box.write_text("pkg/calc.py", WHERE)
-        box.seal()
-        box.stage(task / "holdout")
+    with _graded_box(backend, tmp_path) as box:
         verdict = judged_tests(box)
     assert verdict.passed, verdict.model_dump()
 
@@ -64,11 +70,7 @@ def test_every_variant_of_a_batch_shares_the_judges_cpu(
     backend: str, tmp_path: Path  # noqa: F811
 ) -> None:
     _two_cpus()
-    task = _task(tmp_path)
-    with _box(backend, task / "fixture") as box:
-        box.write_text("pkg/calc.py", WHERE)
-        box.seal()
-        box.stage(task / "holdout")
+    with _graded_box(backend, tmp_path) as box:
         variants: list[dict[str, str | None]] = [
             {"pkg/calc.py": WHERE}, {"pkg/calc.py": WHERE + "\nX = 1\n"}, {"pkg/calc.py": WHERE}]
         verdicts = judge_variants(box, variants)
@@ -82,11 +84,7 @@ def test_without_pairing_nothing_is_pinned(
     fails), which is also what shows the test above can fail."""
     _two_cpus()
     monkeypatch.setenv(launch.PAIR_CPU_ENV, "0")
-    task = _task(tmp_path)
-    with _box("local-no-walls", task / "fixture") as box:
-        box.write_text("pkg/calc.py", WHERE)
-        box.seal()
-        box.stage(task / "holdout")
+    with _graded_box("local-no-walls", tmp_path) as box:
         verdict = judged_tests(box)
     assert not verdict.passed
     assert "test_the_child_runs_where_the_judge_runs" in str(verdict.model_dump())
