@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from endstate_harness.graders import pyast
+
 _SEQUENCES = {
     "list", "List", "Sequence", "MutableSequence", "Iterable", "Collection", "Reversible",
     "Container",
@@ -62,7 +64,7 @@ def parse_annotation(text: str | None) -> TypeSpec:
     if not text:
         return ANY
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = pyast.expression(text.strip())
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ANY
     try:

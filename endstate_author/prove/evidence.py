@@ -11,7 +11,7 @@ from typing import Any
 
 from endstate_author.discovery import builtin_name, grader_command
 from endstate_author.prove.grading import Graded
-from endstate_harness.graders import reads_sealed_state_only
+from endstate_harness.graders import pyast, reads_sealed_state_only
 from endstate_harness.graders.judge.evidence import test_modules
 from endstate_harness.task import PRUNED_NAMES, Task
 from endstate_harness.verdict import TestRecord
@@ -109,7 +109,7 @@ def test_site(task: Task, test: TestRecord) -> TestSite | None:
     path = task.root / folder / test.file
     method = test.id.partition(" ")[0].rsplit(".", 1)[-1]
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = pyast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return TestSite(f"{folder}/{test.file}", None)
     for node in ast.walk(tree):

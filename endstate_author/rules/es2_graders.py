@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +18,7 @@ from endstate_author.jsonpos import JNode
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, suggestion_phrase, unique_suggestion
-from endstate_harness.graders import FORBIDDEN_PARAMETERS
+from endstate_harness.graders import FORBIDDEN_PARAMETERS, pyast
 
 GRADERS = "graders"
 
@@ -610,7 +609,7 @@ def _with_defaults(args: dict[str, Any], info: GraderInfo | None) -> dict[str, A
         if p.name in out or p.default is None or not p.by_keyword:
             continue
         try:
-            value = ast.literal_eval(p.default)
+            value = pyast.literal_eval(p.default)
             json.dumps(value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue

@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass
 
 from endstate_author.astwalk import child_nodes
+from endstate_harness.graders import pyast
 
 _ITERATOR_TYPES = frozenset({"Iterator", "Generator", "AsyncIterator", "AsyncGenerator"})
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
@@ -174,7 +175,7 @@ class PackageModel:
     def _annotation(self, node: ast.AST, module: str, own_class: str) -> Ref | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
-                node = ast.parse(node.value, mode="eval").body
+                node = pyast.expression(node.value).body
             except SyntaxError:
                 return None
         if isinstance(node, ast.Subscript):

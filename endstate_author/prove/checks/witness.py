@@ -40,6 +40,7 @@ from endstate_author.prove.model import (
     ProveContext,
     make_job,
 )
+from endstate_harness.graders import pyast
 from endstate_harness.task import Task
 from endstate_harness.verdict import TestRecord
 
@@ -193,7 +194,7 @@ def _asserting(path: Path, mtime: float) -> frozenset[str]:
     """Functions of a test module that hold an assertion or call, within the module, one
     that does (by name, transitively)."""
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = pyast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return frozenset()
     functions: dict[str, list[ast.AST]] = {}

@@ -6,6 +6,8 @@ Stdlib only: ``endstate-author vendor`` copies it with the grader.
 import ast
 from typing import Any
 
+from endstate_harness.graders import pyast
+
 MAX_LISTED = 8
 """Tests that did not pass, listed by name in a failing check's detail (the rest counted)."""
 
@@ -49,7 +51,7 @@ def defines_tests(data: bytes, name: str = "", cases: frozenset[str] = frozenset
     ``*_test.py``), a ``test…`` function. A helper whose function only happens to start with
     "test" is not one."""
     try:
-        tree = ast.parse(data)
+        tree = pyast.parse(data)
     except (SyntaxError, ValueError):
         return True  # it cannot even load: a test module in trouble, not a helper
     base = name.rsplit("/", 1)[-1]
@@ -93,7 +95,7 @@ def _imported(files: dict[str, bytes]) -> set[str]:
         if not rel.endswith(".py"):
             continue
         try:
-            tree = ast.parse(data)
+            tree = pyast.parse(data)
         except (SyntaxError, ValueError):
             continue
         package = rel.split("/")[:-1]
@@ -117,7 +119,7 @@ def test_modules(files: dict[str, bytes]) -> list[str]:
         if not rel.endswith(".py"):
             continue
         try:
-            trees.append(ast.parse(data))
+            trees.append(pyast.parse(data))
         except (SyntaxError, ValueError):
             continue
     cases = _case_classes(trees)
