@@ -18,12 +18,9 @@ says why pairing helps; issue "Speed, round 3").
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare import precompile
+from warm import prove
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 EXCHANGES = 2000
 
 
@@ -65,26 +62,6 @@ def round_trip_us(cpus: set[int] | None) -> float:
         mine.close()
 
 
-def prove(task: Path, cache: Path, paired: bool) -> tuple[float, float, list[tuple[str, str]]]:
-    """Wall time, CPU time (of this process's children) and (check, outcome) of one prove."""
-    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache),
-           "ENDSTATE_PAIR_CPU": "1" if paired else "0"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run([str(BIN / "endstate-author"), "prove", str(task), "--sandbox",
-                           "local", "--no-cache", "-o", "json"],
-                          env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    try:
-        data = json.loads(proc.stdout)
-    except ValueError:
-        return wall, cpu, [("no report", f"exit {proc.returncode}")]
-    return wall, cpu, sorted((c["check"], c["outcome"]) for t in data["tasks"]
-                             for c in t["checks"])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*")
@@ -108,10 +85,11 @@ def main() -> None:
                 False: [], True: []}
             for _ in range(max(1, args.repeat)):
                 for paired in (False, True):
-                    runs[paired].append(prove(task, Path(cache), paired))
+                    pair_env = {"ENDSTATE_PAIR_CPU": "1" if paired else "0"}
+                    runs[paired].append(prove(task, Path(cache), "warm", more_env=pair_env))
             apart, apart_cpu, apart_out = min(runs[False])
             paired_wall, paired_cpu, paired_out = min(runs[True])
-            if apart_out != paired_out:
+            if sorted(apart_out) != sorted(paired_out):
                 different.append(task.name)
             ratios.append(paired_wall / apart)
             print(f"{task.name:34s} {apart:6.2f}s {apart_cpu:5.2f}s {paired_wall:6.2f}s "

@@ -57,10 +57,10 @@ MODES = {
 }
 
 
-def prove(task_root: Path, cache: Path, mode: str,
-          extra: tuple[str, ...] = ()) -> tuple[float, float, list[tuple[str, str]]]:
+def prove(task_root: Path, cache: Path, mode: str, extra: tuple[str, ...] = (),
+          more_env: dict[str, str] | None = None) -> tuple[float, float, list[tuple[str, str]]]:
     """Wall time, CPU time (this process's children) and (check, outcome) of one prove."""
-    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache), **MODES[mode]}
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache), **MODES[mode], **(more_env or {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run([str(BIN / "endstate-author"), "prove", str(task_root), "--sandbox",
