@@ -89,4 +89,3 @@ def shared_cpu() -> Iterator[int | None]:
             _CPU_USE[cpu] -= 1
             if not _CPU_USE[cpu]:
                 del _CPU_USE[cpu]
-
