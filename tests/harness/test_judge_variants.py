@@ -98,6 +98,34 @@ def test_a_batch_larger_than_a_command_line_is_judged(
         assert got == [False, True], f"ENDSTATE_WARM={warm}"
 
 
+
+def test_a_variants_tests_stop_at_its_first_failure(tmp_path: Path) -> None:
+    """A variant asks only whether the tests reject it: after the first failing test, the rest
+    do not run (three tests fail on this mutant; one ran). Graded alone, every test runs."""
+    task = make_task(tmp_path / "task")
+    (task / "holdout" / "tests" / "test_more.py").write_text(
+        "import unittest\n\nfrom pkg.calc import add\n\n\n"
+        "class MoreTest(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(add(2, 2), 4)\n"
+        "    def test_b(self):\n        self.assertEqual(add(3, 1), 4)\n"
+    )
+    wrong = WRONG.replace("*", "-")
+    with _box("local-no-walls", task / "fixture") as box:
+        box.write_text("pkg/calc.py", SOLVED)
+        box.seal()
+        box.stage(task / "holdout")
+        batched = judge_variants(box, [{"pkg/calc.py": wrong}])
+    with _box("local-no-walls", task / "fixture") as box:
+        box.write_text("pkg/calc.py", wrong)
+        box.seal()
+        box.stage(task / "holdout")
+        alone = judged_tests(box)
+    details = [next(c.detail for c in v.checks if c.name.endswith("all tests passed"))
+               for v in (*batched, alone)]
+    assert details[0].startswith("1 of 1 tests did not pass"), details[0]
+    assert details[1].startswith("4 of 4 tests did not pass"), details[1]
+
+
 # --- the warm-up before the first variant (judge_child._warm) --------------------------------
 
 USES_STDLIB = (

@@ -117,12 +117,20 @@ class _Collector(unittest.TestResult):
     def addSuccess(self, test: unittest.TestCase) -> None:
         self._add(test, "passed")
 
+    def _rejected(self) -> None:
+        # what unittest's own failfast does in the methods these override (without calling
+        # them): a variant's run ends at its first rejection
+        if self.failfast:
+            self.stop()
+
     def addFailure(self, test: unittest.TestCase, err: Any) -> None:
         self._add(test, "failed", self._format(err), err)
+        self._rejected()
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:
         refused = isinstance(err[1], PlainValuesOnly | JudgeOverrun)
         self._add(test, "failed" if refused else "error", self._format(err), err)
+        self._rejected()
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         self._add(test, "skipped", reason)
@@ -132,12 +140,14 @@ class _Collector(unittest.TestResult):
 
     def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:
         self._add(test, "unexpected_success")
+        self._rejected()
 
     def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
         if err is not None:
             failed = (test.failureException, PlainValuesOnly, JudgeOverrun)
             kind = "failed" if issubclass(err[0], failed) else "error"
             self._add(subtest, kind, self._format(err), err)
+            self._rejected()
 
 
 def _format(err: Any) -> str:
