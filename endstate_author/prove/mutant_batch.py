@@ -3,10 +3,11 @@
 Why: a mutant differs from the solution in one file, yet graded alone it costs a sandbox, a
 judge process, a child process and the package's import, about a bare test run each; a task
 with ninety mutants then costs ninety test runs. In a batch the judge runs the trusted tests
-once per mutant, each time in a process it forks, against a process the child forks after
-writing the mutant's file (:func:`~endstate_harness.graders.judge.grader.judge_variants`), so
-no mutant sees what another left in memory, and the sandbox, the judge's start and the
-trusted files are paid once.
+once per mutant, each time against a process the child forks after writing the mutant's
+file, putting back what the tests left before the next
+(:func:`~endstate_harness.graders.judge.grader.judge_variants`), so no mutant sees what
+another left in memory, and the sandbox, the judge's start and the trusted files are paid
+once.
 
 What stays exact: the graders that read only the sealed end state (path guards, structure)
 grade each mutant's end state first, read from the batch sandbox's sealed snapshot with the

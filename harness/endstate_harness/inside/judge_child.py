@@ -122,6 +122,10 @@ class Server:
 
     def handle(self, msg):
         op = msg.get("op")
+        if op == "settle":  # answered once the last variant's files are written back
+            if self.variant == "open":
+                raise WireError("a variant is still open")
+            return None
         if self.variant == "parent" and op != "variant":
             raise WireError("the process of the last variant ended")
         if op == "variant":

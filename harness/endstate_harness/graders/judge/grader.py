@@ -119,9 +119,11 @@ def judge_variants(
     """:func:`judged_tests`' verdict on each variant of the sandbox's end state, in one judge
     and one child: ``variants`` map tree paths to the text each holds instead (``None``: the
     file is gone). prove's mutants differ from the solution in a file each, so running them
-    in one child saves a judge, a child and a sandbox per mutant; each variant still runs in
-    processes of its own (forked by the judge and by the child before any code under test is
-    imported), so one variant's memory never reaches another's.
+    in one child saves a judge, a child and a sandbox per mutant; each variant's code still
+    runs in a process of its own (forked by the child before any code under test is
+    imported), and what its trusted tests leave in the judge is put back before the next
+    variant's (:mod:`~endstate_harness.graders.judge.leftovers`), so one variant's memory
+    never reaches another's.
 
     The list may be shorter than ``variants``: the batch stops after a variant whose child did
     not end cleanly (hung, crashed) or that the judge could not run; grade the rest apart.

@@ -19,6 +19,7 @@ from typing import Any
 
 from endstate_harness.graders.judge.assertions import guard_assertions
 from endstate_harness.graders.judge.finder import install
+from endstate_harness.graders.judge.leftovers import Leftovers
 from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
 from endstate_harness.graders.judge.remote import Conversation
 from endstate_harness.graders.judge.trusted import TrustedFiles
@@ -244,38 +245,41 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
 
 
 def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, Any]:
-    """The trusted tests once per variant of the tree (prove's mutants), each in a process
-    forked from this one (fresh test modules, fresh proxies) against a process the child forks
-    for it. The batch stops at the first variant whose child did not end cleanly (hung,
-    crashed): the child's protocol state is then unknown; the grader grades the rest apart."""
+    """The trusted tests once per variant of the tree (prove's mutants), one after another in
+    this process (fresh test modules, fresh proxies), each against a process the child forks
+    for it, with what one variant's tests left put back before the next (:mod:`leftovers`
+    says what, and why not a process of the judge's own per variant). The batch stops at the
+    first variant whose child did not end cleanly (hung, crashed: the child's protocol state
+    is then unknown) or whose tests left what cannot be put back; the grader grades the rest
+    apart."""
     reports: list[dict[str, Any]] = []
     for index, variant in enumerate(config["variants"]):
-        read_fd, write_fd = os.pipe()
-        judge = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            try:
-                ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-                if os.getppid() != judge:  # the judge ended before that took hold
-                    os._exit(1)
-                report = _run_tests(config, tally, top, variant, pin=index == 0)
-            except BaseException as exc:  # the judge's own failure: reported, never a pass
-                report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
-            with os.fdopen(write_fd, "w", encoding="utf-8") as out:
-                json.dump(report, out)
-            os._exit(0)
-        os.close(write_fd)
-        with os.fdopen(read_fd, "r", encoding="utf-8") as pipe:
-            text = pipe.read()
-        _pid, status = os.waitpid(pid, 0)
-        if status != 0 or not text:
-            break
-        report = json.loads(text)
+        before = Leftovers(config["trusted_dir"])
+        try:
+            report = _run_tests(config, tally, top, variant, pin=index == 0)
+        except BaseException as exc:  # the judge's own failure: reported, never a pass
+            report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
         reports.append(report)
-        if report.get("child") or "fatal" in report:
+        left = before.restore()
+        if report.get("child") or "fatal" in report or left:
             break
+    if reports and not reports[-1].get("child"):
+        _settle(config)
     return {"variants": reports, "python": sys.version.split()[0]}
+
+
+def _settle(config: dict[str, Any]) -> None:
+    """Wait until the child has written the last variant's files back: the grader ends the
+    child as soon as this judge reports, which could cut that write short (a truncated file
+    in the sandbox's tree). A child that does not know the request (an older vendored copy)
+    answers with an error, and is waited for as before: not at all."""
+    conv = Conversation(
+        0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
+    )
+    try:
+        conv.request("settle")
+    except Exception:  # the verdicts stand either way
+        pass
 
 
 def undumpable() -> None:

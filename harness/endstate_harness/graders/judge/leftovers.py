@@ -1,0 +1,213 @@
+"""What one variant's trusted tests leave in the judge's process, put back before the next's.
+
+Why: the judge runs the tests of every variant of a batch (prove's mutants) one after another
+in its own process. A process forked for each variant left nothing behind, but cost 4.3 of a
+variant's 10.7 ms (add-markdown-table-alignment, 93 mutants, one judge and child on one CPU:
+the fork, a thousand copy-on-write faults, the exit): the most of any one part of a mutant.
+
+What may leave state here is only the task's trusted tests (and their helpers): the code under
+test runs in the child, and reaches this process as plain values and references the child
+answers for, never as code. So this is fidelity, not the boundary: a variant must be judged as
+it would be alone, in a fresh judge. Before each variant :class:`Leftovers` notes the state a
+test can change that another test could read, and afterwards puts it back:
+
+* the modules the tests imported from the trusted tree, the proxies of the code under test
+  and any module a test made by hand (dropped: the next variant imports its own, fresh); a
+  module of the standard library or an installed package a test imported stays, as it would
+  in any test run that imports it once (re-importing an extension module is not always
+  possible), and a module the tests replaced or removed is put back;
+* the import system (``sys.path``, ``sys.meta_path``: this variant's finder of the code under
+  test goes), the working directory, the environment (and ``time.tzset``), the builtins, the
+  attributes of ``unittest.TestCase``, mock patches started and never stopped, signal
+  handlers and timers, warnings filters, standard streams and hooks, the recursion limit,
+  the cycle collector's settings, and the state of ``random``, ``decimal`` and ``locale``
+  where the tests use them.
+
+What cannot be put back ends the batch after the variant, whose own verdict stands (it ran
+from a clean state): a thread the tests left running. The grader then grades the rest of the
+batch apart, each in a judge of its own (``judge_variants`` returns fewer verdicts).
+"""
+
+from __future__ import annotations
+
+import _locale
+import builtins
+import gc
+import os
+import signal
+import sys
+import unittest
+from typing import Any
+
+from endstate_harness.graders.judge.proxies import RemoteModule
+
+_MISSING = object()
+
+_HOOKS = ("stdin", "stdout", "stderr", "excepthook", "displayhook", "unraisablehook",
+          "breakpointhook")
+"""The ``sys`` attributes a test may swap (a stream, a hook) and forget to swap back."""
+
+
+def _threads() -> int:
+    """This process's threads, as the kernel counts them (also one ``_thread`` started)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0  # no /proc: a left thread goes unseen, as on any system without it
+
+
+def _made_by_tests(module: Any, trusted: str) -> bool:
+    """A module of the trusted tree (a test, a helper), a proxy of the code under test, or one
+    made by hand (no import found it: a test's stand-in for a module)."""
+    if isinstance(module, RemoteModule) or getattr(module, "__spec__", None) is None:
+        return True
+    places = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or [])]
+    return any(isinstance(p, str) and os.path.realpath(p).startswith(trusted + os.sep)
+               for p in places)
+
+
+class Leftovers:
+    """The state one variant's tests may change, noted before they run (:meth:`restore`)."""
+
+    def __init__(self, trusted: str) -> None:
+        self.trusted = os.path.realpath(trusted)
+        self.modules = dict(sys.modules)
+        self.path = list(sys.path)
+        self.meta_path = list(sys.meta_path)
+        self.path_hooks = list(sys.path_hooks)
+        self.cwd = os.getcwd()
+        self.environ = dict(os.environ)
+        self.builtins = dict(vars(builtins))
+        self.case = dict(vars(unittest.TestCase))
+        self.hooks = {name: getattr(sys, name, None) for name in _HOOKS}
+        self.recursion = sys.getrecursionlimit()
+        self.switch = sys.getswitchinterval()
+        self.trace = (sys.gettrace(), sys.getprofile())
+        self.gc = (gc.isenabled(), gc.get_threshold())
+        self.signals = {s: signal.getsignal(s) for s in signal.valid_signals()
+                        if s not in (signal.SIGKILL, signal.SIGSTOP)}
+        self.timers = {t: signal.getitimer(t)
+                       for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)}
+        self.threads = _threads()
+        warnings = sys.modules.get("warnings")
+        self.filters = list(warnings.filters) if warnings is not None else None
+        self.random = _random_state()
+        self.decimal = _decimal_context()
+        self.locale = _locale_setting()
+
+    def restore(self) -> str | None:
+        """Put back what the variant's tests changed; why the batch must stop, if it must."""
+        _stop_patches()
+        self._modules()
+        sys.path[:] = self.path
+        sys.meta_path[:] = self.meta_path
+        sys.path_hooks[:] = self.path_hooks
+        if os.getcwd() != self.cwd:
+            os.chdir(self.cwd)
+        if dict(os.environ) != self.environ:
+            tz = os.environ.get("TZ")
+            os.environ.clear()
+            os.environ.update(self.environ)
+            if tz != self.environ.get("TZ"):
+                import time  # deferred: only a test that changed TZ needs it
+
+                time.tzset()
+        _put_back(vars(builtins), self.builtins, lambda k: delattr(builtins, k),
+                  lambda k, v: setattr(builtins, k, v))
+        _put_back(dict(vars(unittest.TestCase)), self.case,
+                  lambda k: delattr(unittest.TestCase, k),
+                  lambda k, v: setattr(unittest.TestCase, k, v))
+        for name, value in self.hooks.items():
+            if getattr(sys, name, None) is not value:
+                setattr(sys, name, value)
+        sys.setrecursionlimit(self.recursion)
+        sys.setswitchinterval(self.switch)
+        sys.settrace(self.trace[0])
+        sys.setprofile(self.trace[1])
+        (gc.enable if self.gc[0] else gc.disable)()
+        gc.set_threshold(*self.gc[1])
+        for timer, running in self.timers.items():
+            if running == (0.0, 0.0) and signal.getitimer(timer) != running:
+                signal.setitimer(timer, 0)  # a timer a test set and left
+        for number, handler in self.signals.items():
+            if handler is not None and signal.getsignal(number) is not handler:
+                try:
+                    signal.signal(number, handler)
+                except (OSError, ValueError):  # one the C library keeps: none a test set
+                    pass
+        warnings = sys.modules.get("warnings")
+        if warnings is not None and self.filters is not None:
+            warnings.filters[:] = self.filters
+            warnings._filters_mutated()  # type: ignore[attr-defined]
+        _set_random(self.random)
+        _set_decimal(self.decimal)
+        _set_locale(self.locale)
+        if _threads() > self.threads:
+            return "a trusted test left a thread running"
+        return None
+
+    def _modules(self) -> None:
+        for name, module in list(sys.modules.items()):
+            before = self.modules.get(name)
+            if module is before:
+                continue
+            if before is not None:
+                sys.modules[name] = before  # replaced by a test: the original back
+            elif _made_by_tests(module, self.trusted):
+                del sys.modules[name]  # the next variant imports its own
+        for name, module in self.modules.items():
+            if name not in sys.modules:
+                sys.modules[name] = module  # removed by a test
+
+
+def _put_back(now: dict[str, Any], before: dict[str, Any], drop: Any, put: Any) -> None:
+    for key in [k for k in now if k not in before]:
+        drop(key)
+    for key, value in before.items():
+        if now.get(key, _MISSING) is not value:
+            put(key, value)
+
+
+def _stop_patches() -> None:
+    mock = sys.modules.get("unittest.mock")
+    if mock is not None:
+        mock.patch.stopall()  # what a test started with patch(...).start() and left
+
+
+def _random_state() -> Any:
+    rand = sys.modules.get("random")
+    return rand.getstate() if rand is not None else None
+
+
+def _set_random(state: Any) -> None:
+    rand = sys.modules.get("random")
+    if rand is not None and state is not None and rand.getstate() != state:
+        rand.setstate(state)
+
+
+def _decimal_context() -> Any:
+    dec = sys.modules.get("decimal")
+    return dec.getcontext().copy() if dec is not None else None
+
+
+def _set_decimal(context: Any) -> None:
+    dec = sys.modules.get("decimal")
+    if dec is not None:  # imported by this variant's tests: the context a fresh import has
+        dec.setcontext((context if context is not None else dec.DefaultContext).copy())
+
+
+def _locale_setting() -> str | None:
+    try:
+        return _locale.setlocale(_locale.LC_ALL, None)
+    except Exception:  # a locale this libc cannot name: left as it is
+        return None
+
+
+def _set_locale(setting: str | None) -> None:
+    if setting is None:
+        return
+    try:
+        if _locale.setlocale(_locale.LC_ALL, None) != setting:
+            _locale.setlocale(_locale.LC_ALL, setting)
+    except Exception:  # as above
+        pass
