@@ -198,16 +198,19 @@ class Server:
         pid = os.fork()
         if pid == 0:
             self.variant = "open"
+            listed = False  # whether a folder's list of files changes (one added, one gone)
             for rel, text in files.items():
                 path = os.path.join(root, *rel.split("/"))
                 _drop_bytecode(path)  # a .pyc of the file it replaces must not stand in
+                listed = listed or (text is None) != (saved[path] is None)
                 if text is None:
                     if os.path.exists(path):
                         os.unlink(path)
                 else:
                     with open(path, "wb") as new:
                         new.write(text.encode("utf-8", "surrogateescape"))
-            importlib.invalidate_caches()  # a file that was not there before is seen
+            if listed:  # a file that was not there before is seen, one gone is not found
+                importlib.invalidate_caches()
             return None
         _pid, status = os.waitpid(pid, 0)
         self.variant = "parent"
