@@ -16,8 +16,11 @@ LEAVES_EVERYTHING = textwrap.dedent("""\
     import colorsys  # noqa: F401  (in sys.modules: replaced below)
     import decimal
     import gc
+    import logging
     import os
+    import resource
     import signal
+    import socket
     import sys
     import tempfile
     import unittest
@@ -49,6 +52,11 @@ LEAVES_EVERYTHING = textwrap.dedent("""\
             self.assertNotIn(("error", None, Warning, None, 0), warnings.filters)
             self.assertNotEqual(sys.getrecursionlimit(), 4321)
             self.assertTrue(gc.isenabled())
+            self.assertEqual(logging.getLogger().level, logging.WARNING)
+            self.assertFalse(logging.getLogger().handlers)
+            self.assertIsNone(socket.getdefaulttimeout())
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            self.assertNotEqual(soft, 200)
             # ... and what these tests then leave behind them
             helper_state.CALLS.append(1)
             os.environ["ES_LEFT"] = "1"
@@ -66,6 +74,9 @@ LEAVES_EVERYTHING = textwrap.dedent("""\
             warnings.simplefilter("error")
             sys.setrecursionlimit(4321)
             gc.disable()
+            logging.basicConfig(level=logging.DEBUG)
+            socket.setdefaulttimeout(3)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
 
 
     def textwrap_dedent(text):

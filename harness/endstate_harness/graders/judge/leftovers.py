@@ -20,12 +20,17 @@ test can change that another test could read, and afterwards puts it back:
   test goes), the working directory, the environment (and ``time.tzset``), the builtins, the
   attributes of ``unittest.TestCase``, mock patches started and never stopped, signal
   handlers and timers, warnings filters, standard streams and hooks, the recursion limit,
-  the cycle collector's settings, and the state of ``random``, ``decimal`` and ``locale``
+  the cycle collector's settings, the root logger's handlers and level, the sockets' default
+  timeout, the resource limits, and the state of ``random``, ``decimal`` and ``locale``
   where the tests use them.
 
+A module's own attributes that a test assigns itself (not through ``mock.patch``, which is
+undone) are not noted: they would reach the next test of the same run as well.
+
 What cannot be put back ends the batch after the variant, whose own verdict stands (it ran
-from a clean state): a thread the tests left running. The grader then grades the rest of the
-batch apart, each in a judge of its own (``judge_variants`` returns fewer verdicts).
+from a clean state): a thread the tests left running, a hard resource limit they lowered.
+The grader then grades the rest of the batch apart, each in a judge of its own
+(``judge_variants`` returns fewer verdicts).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import builtins
 import gc
 import os
 import signal
+import socket
 import sys
 import unittest
 from typing import Any
@@ -42,6 +48,10 @@ from typing import Any
 from endstate_harness.graders.judge.proxies import RemoteModule
 
 _MISSING = object()
+
+_LIMITS = ("RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE",
+           "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_STACK")
+"""The resource limits a test may lower (for a test of its own code's limits) and leave."""
 
 _HOOKS = ("stdin", "stdout", "stderr", "excepthook", "displayhook", "unraisablehook",
           "breakpointhook")
@@ -94,6 +104,10 @@ class Leftovers:
         self.random = _random_state()
         self.decimal = _decimal_context()
         self.locale = _locale_setting()
+        self.timeout = socket.getdefaulttimeout()
+        self.digits = sys.get_int_max_str_digits()
+        self.logging = _logging_state()
+        self.limits = _limits()
 
     def restore(self) -> str | None:
         """Put back what the variant's tests changed; why the batch must stop, if it must."""
@@ -142,6 +156,11 @@ class Leftovers:
         _set_random(self.random)
         _set_decimal(self.decimal)
         _set_locale(self.locale)
+        socket.setdefaulttimeout(self.timeout)
+        sys.set_int_max_str_digits(self.digits)
+        _set_logging(self.logging)
+        if not _set_limits(self.limits):
+            return "a trusted test lowered a resource limit for good"
         if _threads() > self.threads:
             return "a trusted test left a thread running"
         return None
@@ -211,3 +230,54 @@ def _set_locale(setting: str | None) -> None:
             _locale.setlocale(_locale.LC_ALL, setting)
     except Exception:  # as above
         pass
+
+
+def _logging_state() -> Any:
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return None
+    root = logging.getLogger()
+    return root, list(root.handlers), root.level, root.manager.disable
+
+
+def _set_logging(state: Any) -> None:
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return
+    if state is None:  # imported by this variant's tests: as a fresh import leaves it
+        state = (logging.getLogger(), [], logging.WARNING, 0)
+    root, handlers, level, disable = state
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.disable(disable)
+
+
+def _limits() -> dict[int, tuple[int, int]]:
+    try:
+        import resource  # deferred: POSIX only, as the judge's own memory cap
+    except ImportError:
+        return {}
+    out = {}
+    for name in _LIMITS:
+        number = getattr(resource, name, None)
+        if number is not None:
+            try:
+                out[number] = resource.getrlimit(number)
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+def _set_limits(limits: dict[int, tuple[int, int]]) -> bool:
+    """Whether every limit is back (a hard limit a test lowered cannot be raised again)."""
+    if not limits:
+        return True
+    import resource  # deferred: as in _limits
+
+    for number, limit in limits.items():
+        try:
+            if resource.getrlimit(number) != limit:
+                resource.setrlimit(number, limit)
+        except (OSError, ValueError):
+            return False
+    return True
