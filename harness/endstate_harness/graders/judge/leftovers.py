@@ -36,6 +36,7 @@ The grader then grades the rest of the batch apart, each in a judge of its own
 from __future__ import annotations
 
 import _locale
+import _signal
 import builtins
 import gc
 import os
@@ -66,6 +67,13 @@ def _threads() -> int:
         return 0  # no /proc: a left thread goes unseen, as on any system without it
 
 
+def _environ() -> dict[Any, Any]:
+    """The environment as the process holds it (undecoded, which is cheap to compare)."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else {k.encode(): v.encode()
+                                                       for k, v in os.environ.items()}
+
+
 def _made_by_tests(module: Any, trusted: str) -> bool:
     """A module of the trusted tree (a test, a helper), a proxy of the code under test, or one
     made by hand (no import found it: a test's stand-in for a module)."""
@@ -86,7 +94,7 @@ class Leftovers:
         self.meta_path = list(sys.meta_path)
         self.path_hooks = list(sys.path_hooks)
         self.cwd = os.getcwd()
-        self.environ = dict(os.environ)
+        self.environ = _environ()
         self.builtins = dict(vars(builtins))
         self.case = dict(vars(unittest.TestCase))
         self.hooks = {name: getattr(sys, name, None) for name in _HOOKS}
@@ -94,7 +102,8 @@ class Leftovers:
         self.switch = sys.getswitchinterval()
         self.trace = (sys.gettrace(), sys.getprofile())
         self.gc = (gc.isenabled(), gc.get_threshold())
-        self.signals = {s: signal.getsignal(s) for s in signal.valid_signals()
+        # the C module's own calls: signal's wrap every number in an enum (most of the cost)
+        self.signals = {s: _signal.getsignal(s) for s in _signal.valid_signals()
                         if s not in (signal.SIGKILL, signal.SIGSTOP)}
         self.timers = {t: signal.getitimer(t)
                        for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)}
@@ -118,11 +127,12 @@ class Leftovers:
         sys.path_hooks[:] = self.path_hooks
         if os.getcwd() != self.cwd:
             os.chdir(self.cwd)
-        if dict(os.environ) != self.environ:
+        if _environ() != self.environ:
             tz = os.environ.get("TZ")
+            before = {os.fsdecode(k): os.fsdecode(v) for k, v in self.environ.items()}
             os.environ.clear()
-            os.environ.update(self.environ)
-            if tz != self.environ.get("TZ"):
+            os.environ.update(before)
+            if tz != before.get("TZ"):
                 import time  # deferred: only a test that changed TZ needs it
 
                 time.tzset()
@@ -136,17 +146,24 @@ class Leftovers:
                 setattr(sys, name, value)
         sys.setrecursionlimit(self.recursion)
         sys.setswitchinterval(self.switch)
-        sys.settrace(self.trace[0])
-        sys.setprofile(self.trace[1])
+        tracers: tuple[tuple[Any, Any, Any], ...] = (
+            (sys.gettrace(), sys.settrace, self.trace[0]),
+            (sys.getprofile(), sys.setprofile, self.trace[1]))
+        for now, put, noted in tracers:
+            if now is not noted:
+                try:
+                    put(noted)
+                except TypeError:  # a profiler written in C (cProfile's) is set by itself
+                    put(None)
         (gc.enable if self.gc[0] else gc.disable)()
         gc.set_threshold(*self.gc[1])
         for timer, running in self.timers.items():
             if running == (0.0, 0.0) and signal.getitimer(timer) != running:
                 signal.setitimer(timer, 0)  # a timer a test set and left
         for number, handler in self.signals.items():
-            if handler is not None and signal.getsignal(number) is not handler:
+            if handler is not None and _signal.getsignal(number) is not handler:
                 try:
-                    signal.signal(number, handler)
+                    _signal.signal(number, handler)
                 except (OSError, ValueError):  # one the C library keeps: none a test set
                     pass
         warnings = sys.modules.get("warnings")
