@@ -8,13 +8,14 @@ on) is first shown to pass the in-process check the refactor task used (``tests_
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from endstate_harness.graders import delegates_to, grade
+from endstate_harness.graders import codeshape, delegates_to, grade
 from endstate_harness.graders import tests_pass as in_process_tests_pass
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.docker.container import DockerSandbox
@@ -164,6 +165,35 @@ def test_calling_it_and_keeping_a_copy_fails(box: LocalSandbox) -> None:
     assert not verdict.passed
     detail = verdict.checks[0].detail
     assert "carries its own copy" in detail and "money/format.py line" in detail, detail
+
+
+def test_each_end_state_gets_the_words_of_its_own_tree(tmp_path: Path) -> None:
+    """The callee's shapes are remembered between gradings (prove grades every mutant of a
+    module): the same copy three lines further down is placed at its own lines, and a changed
+    module gets the words it gets with nothing remembered."""
+    copying = FORMAT_MONEY + OLD_USD.replace(
+        '    sign = "-"', '    format_money(amount_minor, "USD")\n    sign = "-"')
+    files = {"money/currencies.py": CURRENCIES}
+    details = []
+    for text in (copying, "\n\n\n" + copying, copying):
+        with LocalSandbox(MONEY / "fixture") as box:
+            details.append(_graded(box, {**files, "money/format.py": text},
+                                   functions=["format_usd"], uses_result=False).checks[0].detail)
+    lines = [[int(n) for n in re.findall(r"line (\d+)", d)] for d in details]
+    assert lines[0] and lines[1] == [n + 3 for n in lines[0]] and lines[2] == lines[0], details
+    assert details[2] == details[0]
+    changed = copying.replace("divmod(abs(amount_minor)", "divmod(amount_minor", 1)
+    assert changed != copying
+    with LocalSandbox(MONEY / "fixture") as box:
+        verdict = _graded(box, {**files, "money/format.py": changed},
+                          functions=["format_usd"], uses_result=False)
+    fresh = verdict.checks[0].detail
+    codeshape._BY_TREE.clear()
+    codeshape._SEEN.clear()
+    with LocalSandbox(MONEY / "fixture") as box:
+        again = _graded(box, {**files, "money/format.py": changed},
+                        functions=["format_usd"], uses_result=False).checks[0].detail
+    assert fresh == again  # remembered or computed afresh: the same words
 
 
 def test_not_calling_it_fails(box: LocalSandbox) -> None:

@@ -186,12 +186,7 @@ def first_copy(
     (:func:`endstate_harness.graders.structure.delegates_to` says what a copy is), described
     with both places; "" when there is none. Calls ``matches`` accepts are the delegation:
     their arguments are not searched."""
-    theirs: dict[tuple[object, ...], ast.AST] = {}
-    bound = _bound_names(callee)
-    for node in _code_expressions(callee, None):
-        shape, size = _shape(node, bound)
-        if size >= min_nodes:
-            theirs.setdefault(shape, node)
+    theirs = _callee_shapes(callee, min_nodes)
     if not theirs:
         return ""
     ours = _bound_names(function)
@@ -211,6 +206,43 @@ def first_copy(
         stack.extend(c for c in ast.iter_child_nodes(node)
                      if isinstance(c, ast.expr) and id(c) not in skip)
     return ""
+
+
+_SEEN: dict[int, tuple[ast.AST, int, dict[tuple[object, ...], ast.AST]]] = {}
+"""The last callees' shapes by the node itself (one ``delegates_to`` asks once per function
+that delegates to the same callee)."""
+_BY_TREE: dict[tuple[str, int], dict[tuple[object, ...], ast.AST]] = {}
+"""Callees' shapes by their tree, positions included (prove grades every mutant of a module,
+and nearly all of them leave the callee as it was). Both are small and cleared when full."""
+
+
+def _callee_shapes(
+    callee: ast.FunctionDef | ast.AsyncFunctionDef, min_nodes: int
+) -> dict[tuple[object, ...], ast.AST]:
+    """Each shape of ``callee``'s expressions of at least ``min_nodes`` nodes, with the first
+    expression of that shape: what :func:`first_copy` looks for a copy of. The shapes of a
+    function cost the square of its size, and the same callee is asked for again and again:
+    remembered, by the node and by its tree (the expression kept for a shape is then one of an
+    identical tree, at the same lines: the words of a finding are the same)."""
+    seen = _SEEN.get(id(callee))
+    if seen is not None and seen[0] is callee and seen[1] == min_nodes:
+        return seen[2]
+    key = (ast.dump(callee, include_attributes=True), min_nodes)
+    found = _BY_TREE.get(key)
+    if found is None:
+        found = {}
+        bound = _bound_names(callee)
+        for node in _code_expressions(callee, None):
+            shape, size = _shape(node, bound)
+            if size >= min_nodes:
+                found.setdefault(shape, node)
+        if len(_BY_TREE) >= 64:
+            _BY_TREE.clear()
+        _BY_TREE[key] = found
+    if len(_SEEN) >= 64:
+        _SEEN.clear()
+    _SEEN[id(callee)] = (callee, min_nodes, found)
+    return found
 
 
 def _top_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
