@@ -47,6 +47,7 @@ import unittest
 from typing import Any
 
 from endstate_harness.graders.judge.proxies import RemoteModule
+from endstate_harness.graders.judge.witness import _real
 
 _MISSING = object()
 
@@ -80,15 +81,14 @@ def _made_by_tests(module: Any, trusted: str) -> bool:
     if isinstance(module, RemoteModule) or getattr(module, "__spec__", None) is None:
         return True
     places = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or [])]
-    return any(isinstance(p, str) and os.path.realpath(p).startswith(trusted + os.sep)
-               for p in places)
+    return any(isinstance(p, str) and _real(p).startswith(trusted + os.sep) for p in places)
 
 
 class Leftovers:
     """The state one variant's tests may change, noted before they run (:meth:`restore`)."""
 
     def __init__(self, trusted: str) -> None:
-        self.trusted = os.path.realpath(trusted)
+        self.trusted = _real(trusted)
         self.modules = dict(sys.modules)
         self.path = list(sys.path)
         self.meta_path = list(sys.meta_path)
@@ -136,11 +136,8 @@ class Leftovers:
                 import time  # deferred: only a test that changed TZ needs it
 
                 time.tzset()
-        _put_back(vars(builtins), self.builtins, lambda k: delattr(builtins, k),
-                  lambda k, v: setattr(builtins, k, v))
-        _put_back(dict(vars(unittest.TestCase)), self.case,
-                  lambda k: delattr(unittest.TestCase, k),
-                  lambda k, v: setattr(unittest.TestCase, k, v))
+        _put_back(builtins, self.builtins)
+        _put_back(unittest.TestCase, self.case)
         for name, value in self.hooks.items():
             if getattr(sys, name, None) is not value:
                 setattr(sys, name, value)
@@ -196,12 +193,14 @@ class Leftovers:
                 sys.modules[name] = module  # removed by a test
 
 
-def _put_back(now: dict[str, Any], before: dict[str, Any], drop: Any, put: Any) -> None:
+def _put_back(owner: Any, before: dict[str, Any]) -> None:
+    """``owner``'s attributes as ``before`` noted them: those added dropped, the rest set."""
+    now = vars(owner)
     for key in [k for k in now if k not in before]:
-        drop(key)
+        delattr(owner, key)
     for key, value in before.items():
         if now.get(key, _MISSING) is not value:
-            put(key, value)
+            setattr(owner, key, value)
 
 
 def _stop_patches() -> None:

@@ -201,15 +201,20 @@ def run(config: dict[str, Any], files: dict[str, bytes] | None = None) -> dict[s
     return _run_tests(config, tally, top, None)
 
 
+def _conversation(config: dict[str, Any]) -> Conversation:
+    """A conversation with the child over fds 0 and 1, within the run's deadline."""
+    return Conversation(
+        0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
+    )
+
+
 def _run_tests(config: dict[str, Any], tally: Tally, top: str,
                variant: dict[str, str | None] | None, pin: bool = True) -> dict[str, Any]:
     """One run of the trusted tests against the child (in ``variant``'s process, if given);
     ``pin``: first ask the child onto the judge's CPU (the first variant's run does it for
     every variant the child forks)."""
     trusted = config["trusted_dir"]
-    conv = Conversation(
-        0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
-    )
+    conv = _conversation(config)
     if pin and config.get("cpu") is not None:
         try:
             conv.request("pin", cpu=config["cpu"])
@@ -273,9 +278,7 @@ def _settle(config: dict[str, Any]) -> None:
     child as soon as this judge reports, which could cut that write short (a truncated file
     in the sandbox's tree). A child that does not know the request (an older vendored copy)
     answers with an error, and is waited for as before: not at all."""
-    conv = Conversation(
-        0, 1, time.monotonic() + float(config["timeout_s"]), float(config["call_timeout_s"])
-    )
+    conv = _conversation(config)
     try:
         conv.request("settle")
     except Exception:  # the verdicts stand either way
