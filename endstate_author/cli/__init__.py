@@ -58,6 +58,11 @@ def main() -> None:
         # inside too (a Ctrl-C during its own imports was a traceback); what it started is
         # swept by the exit handlers, so the signal is then acted on as it would have been.
         with defer_signals():
+            # The temporary folder is found by writing and removing a test file in it, once per
+            # process; a Ctrl-C between the two, in whatever first asks, leaves that file.
+            import tempfile  # deferred, as below: lint's fast path never needs it
+
+            tempfile.gettempdir()
             if sys.argv[1:2] == ["prove"]:
                 # deferred: prove's early start (its warm interpreters begin while prove imports)
                 from endstate_author.cli import prove_early

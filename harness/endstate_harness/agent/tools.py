@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from endstate_harness.agent.argcheck import fits
 from endstate_harness.layout import PRUNED_NAMES
+from endstate_harness.process.cleanup import defer_signals
 from endstate_harness.process.groups import kill_group
 from endstate_harness.sandbox.base import ExecResult, PathEscapeError
 
@@ -87,24 +88,30 @@ class DirectoryWorkspace:
         return confine(self._root, rel)
 
     def run(self, command: str, *, timeout_s: float | None = None) -> ExecResult:
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", command],
-            cwd=self._root,
-            env=clean_env(self._root),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc: subprocess.Popen[bytes] | None = None
         try:
+            # started and recorded as one step (a signal meanwhile is raised as the section
+            # ends, inside this try): the except below ends it
+            with defer_signals():
+                proc = subprocess.Popen(
+                    ["/bin/sh", "-c", command],
+                    cwd=self._root,
+                    env=clean_env(self._root),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            assert proc is not None  # only its wait times out
             kill_group(proc.pid)
             out, err = proc.communicate()
             return ExecResult(-9, _text(out), _text(err), timed_out=True)
         except BaseException:
-            kill_group(proc.pid)
-            proc.wait()
+            if proc is not None:
+                kill_group(proc.pid)
+                proc.wait()
             raise
         return ExecResult(proc.returncode, _text(out), _text(err))
 

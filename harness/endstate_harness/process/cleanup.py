@@ -9,7 +9,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class _Closable(Protocol):
@@ -175,6 +178,35 @@ def _deliver(signum: int, handler: _SignalHandler) -> None:
     elif handler == signal.SIG_DFL:
         signal.raise_signal(signum)  # the default action (terminate) was wanted
     # SIG_IGN: the signal was being ignored, so nothing happens
+
+
+def run_to_end(
+    argv: list[str], *, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`subprocess.run` of a short helper command (a probe), with its output captured
+    and no moment at which an interrupt leaves the command running.
+
+    Why: ``subprocess.run`` kills its child when an exception comes while it waits, but not
+    when one comes inside ``Popen`` itself, after the fork, while it waits for the exec. The
+    child then runs on, known to nobody; a bubblewrap there has not yet asked to die with
+    its parent, and an interrupt stress run of ``prove`` found the walls probe's bubblewrap
+    alive after the command had exited. Here the start is a deferred section, and whatever
+    is raised while it runs (a signal's exception, the timeout) kills and reaps it first.
+    """
+    import subprocess  # deferred: lint's fast path imports this module and never spawns
+
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        with defer_signals():  # a signal meanwhile is raised as it ends: inside this try
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env)
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def pid_alive(pid: int) -> bool:

@@ -6,6 +6,7 @@ Usage (internal): ``python -s -B -m endstate_harness.process.zygote MODULE SOCKE
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
@@ -90,7 +92,15 @@ class WarmProcess(ForkedRun):
 class Zygote:
     """The pre-started interpreter for one module; :meth:`spawn` forks a run of it."""
 
-    def __init__(self, module: str, env: dict[str, str]) -> None:
+    def __init__(self, module: str, env: dict[str, str],
+                 on_ready: Callable[[Zygote], None] | None = None) -> None:
+        """Start it and wait until it is ready; then ``on_ready`` puts it in its table.
+
+        Why the table is filled from here: a Ctrl-C can land at any call's return, also at
+        this constructor's, before the caller stores what it got. Until ``on_ready`` has run
+        the zygote is known to nobody but this frame, so anything raised until then (a
+        signal's exception included) ends it here; once it is in the table, the exit sweep
+        ends it."""
         self.module = module
         self._lock = threading.Lock()
         try:
@@ -100,14 +110,15 @@ class Zygote:
                 reply = self._sock.recv(_MAX_MSG)
             except OSError:
                 reply = b""
-        except BaseException:  # Ctrl-C while it starts: it is in no table yet, so end it here
+            self._sock.settimeout(None)
+            if json.loads(reply or b"{}").get("ready") is not True:
+                raise OSError(f"the warm interpreter for {module} did not start")
+            if on_ready is not None:
+                on_ready(self)
+        except BaseException:
             if "_sock" in self.__dict__:
-                self.close()
+                self.close()  # twice is harmless, should it be in the table already
             raise
-        self._sock.settimeout(None)
-        if json.loads(reply or b"{}").get("ready") is not True:
-            self.close()
-            raise OSError(f"the warm interpreter for {module} did not start")
 
     def _start(self, env: dict[str, str]) -> None:
         """Its process. Signals wait until ``self._sock`` says it exists: a Ctrl-C between the
@@ -235,11 +246,10 @@ def zygote_for(module: str, env: dict[str, str]) -> Zygote | None:
         if zygote is not None:
             zygote.close()
         try:
-            zygote = Zygote(module, env)
+            zygote = Zygote(module, env, on_ready=functools.partial(_zygotes.__setitem__, key))
         except (OSError, ValueError):
             _zygotes.pop(key, None)
             return None
-        _zygotes[key] = zygote
     return zygote
 
 

@@ -25,6 +25,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from endstate_harness.process.cleanup import run_to_end
+
 WALLS_ENV = "ENDSTATE_WALLS"
 """Set to ``0`` to run the local sandbox without walls even where bubblewrap works."""
 
@@ -108,12 +110,11 @@ def _program() -> str | None:
 @functools.lru_cache(maxsize=4)
 def _probe(program: str, path_env: str) -> WallsStatus:
     """Start one walled ``/bin/sh -c 'exit 0'`` with the namespaces, system, /dev, /proc and
-    tmpfs every command gets (a live tree is bound the same way; none is made here, so an
-    interrupted probe leaves nothing behind)."""
+    tmpfs every command gets (a live tree is bound the same way; none is made here, and an
+    interrupted probe is killed, so it leaves nothing behind: :func:`run_to_end`)."""
     argv = command_argv(program, Layout((), "/"), ["/bin/sh", "-c", "exit 0"], path_env)
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=30, env={"PATH": path_env},
-                              stdin=subprocess.DEVNULL)
+        proc = run_to_end(argv, timeout=30, env={"PATH": path_env})
     except (OSError, subprocess.SubprocessError) as exc:
         return WallsStatus(False, f"bubblewrap ({program}) cannot start: {exc}")
     if proc.returncode != 0:
@@ -121,8 +122,11 @@ def _probe(program: str, path_env: str) -> WallsStatus:
         return WallsStatus(
             False, f"bubblewrap cannot build the walls here ({why[-1] if why else 'exit '}"
             f"{'' if why else proc.returncode}; user namespaces may be disabled)")
-    version = subprocess.run([program, "--version"], capture_output=True, text=True,
-                             timeout=10, stdin=subprocess.DEVNULL).stdout.strip()
+    try:
+        version = run_to_end([program, "--version"], timeout=10).stdout.decode(
+            "utf-8", "replace").strip()
+    except (OSError, subprocess.SubprocessError):
+        version = ""
     return WallsStatus(True, version or "bubblewrap", program)
 
 

@@ -5,12 +5,14 @@ zygote (:mod:`endstate_harness.inside.zygote`); anything not recognised runs fre
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import socket
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -102,7 +104,15 @@ class SandboxZygote:
     """One pre-started interpreter (see the module docstring); :meth:`spawn` forks a run."""
 
     def __init__(self, run: PythonRun, zygote_env: dict[str, str], parent: str | None,
-                 walls: Walls | None = None) -> None:
+                 walls: Walls | None = None,
+                 on_ready: Callable[[SandboxZygote], None] | None = None) -> None:
+        """Start it and wait until it is ready; then ``on_ready`` puts it in its table.
+
+        Why the table is filled from here: a Ctrl-C can land at any call's return, also at
+        this constructor's, before the caller stores what it got. Until ``on_ready`` has run
+        the zygote is known to nobody but this frame, so anything raised until then (a
+        signal's exception included) ends it here; once it is in the table, the exit sweep
+        ends it."""
         self.run = run
         self.walls = walls
         self._lock = threading.Lock()
@@ -112,16 +122,17 @@ class SandboxZygote:
         try:
             zygote_env = self._start(run, zygote_env, parent, walls, source)
             ready = self._ready()
-        except BaseException:  # Ctrl-C while it starts: it is in no table yet, so end it here
+            self._sock.settimeout(ANSWER_S)
+            if not isinstance(ready, dict) or ready.get("ready") is not True or (
+                    walls is not None and ready.get("walled") is not True):
+                raise OSError(f"the warm {run.python} did not start")
+            self.shape = ZygoteShape({"cwd": self.folder, **ready}, zygote_env, self.home)
+            if on_ready is not None:
+                on_ready(self)
+        except BaseException:
             if "_sock" in self.__dict__:  # started (a failed start has removed its folder)
-                self.close()
+                self.close()  # twice is harmless, should it be in the table already
             raise
-        self._sock.settimeout(ANSWER_S)
-        if not isinstance(ready, dict) or ready.get("ready") is not True or (
-                walls is not None and ready.get("walled") is not True):
-            self.close()
-            raise OSError(f"the warm {run.python} did not start")
-        self.shape = ZygoteShape({"cwd": self.folder, **ready}, zygote_env, self.home)
 
     def _start(self, run: PythonRun, zygote_env: dict[str, str], parent: str | None,
                walls: Walls | None, source: str) -> dict[str, str]:
@@ -284,10 +295,10 @@ def _zygote_for(run: PythonRun, parent: str | None,
             zygote.close()
             del _zygotes[key]
         try:
-            zygote = SandboxZygote(run, env, parent, walls)
+            zygote = SandboxZygote(run, env, parent, walls,
+                                   on_ready=functools.partial(_zygotes.__setitem__, key))
         except (OSError, ValueError):
             return None
-        _zygotes[key] = zygote
     return zygote
 
 

@@ -24,6 +24,7 @@ from endstate_harness.graders.judge.launch import (
 )
 from endstate_harness.process import watchdog
 from endstate_harness.process import zygote as warm
+from endstate_harness.process.cleanup import defer_signals
 from endstate_harness.sandbox.base import Channel, Sandbox
 from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.verdict import Check, Verdict
@@ -297,7 +298,8 @@ def _run(
     judge: JudgeProcess | None = None
     relay: list[int] = []
     try:
-        judge = _start_judge(json.dumps(config), trusted, report_w, theirs.fileno())
+        with defer_signals():  # started and recorded as one step: the finally below ends it
+            judge = _start_judge(json.dumps(config), trusted, report_w, theirs.fileno())
         theirs.close()
         os.close(report_w)
         report_w = -1
