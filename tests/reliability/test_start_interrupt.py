@@ -1,4 +1,4 @@
-"""A Ctrl-C at any step of a start leaves no process behind: zygotes and the walls probe.
+"""A Ctrl-C at any step of a start leaves nothing behind: zygotes, the walls probe, a channel.
 
 Timers (``test_zygote_interrupt``) land where a start spends its time: waiting for the new
 process. The steps between, where an interrupt is most dangerous, take microseconds, and a
@@ -12,9 +12,9 @@ the main thread, seen through ``sys.setprofile``. Then it starts again, in the s
 interpreter, with a profiler that sends SIGINT at step ``k``. CPython then raises the
 KeyboardInterrupt at the next point where it checks for signals, which is usually just after
 that return. The runs choose ``k`` across the whole start, and also take each of its last
-steps, and the return of the ``Popen`` internal that forks. Afterwards, nothing may be left
-running outside the tables that the exit sweep closes: no child process once the tables are
-closed, and no zygote folder.
+steps, and the return of the ``Popen`` internal that forks. Afterwards, once the caller has
+closed what it got and the exit sweep has run, nothing may be left: no process started by the
+run or working in its scratch folder, no zygote's folder, no sandbox's.
 """
 
 from __future__ import annotations
@@ -38,13 +38,17 @@ PROGRAM = textwrap.dedent("""
     kind, where, scratch = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 
     def children():
+        # live processes started by this one, or working in the scratch folder (a warm run
+        # is the zygote's child, and works in its sandbox's live tree)
         me, found = str(os.getpid()), []
         for entry in Path("/proc").iterdir():
             try:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                cwd = os.readlink(entry / "cwd")
             except (OSError, IndexError):
                 continue
-            if entry.name.isdigit() and fields[1] == me and fields[0] != "Z":
+            mine = fields[1] == me or cwd.startswith(str(scratch) + "/")
+            if entry.name.isdigit() and mine and fields[0] != "Z" and entry.name != me:
                 found.append((entry / "cmdline").read_bytes().replace(b"\\0", b" ")[:120]
                              .decode(errors="replace"))
         return found
@@ -60,11 +64,28 @@ PROGRAM = textwrap.dedent("""
 
         def start():
             sandboxes.prestart_channel(child_command("python3"), scratch_root=scratch)
+    elif kind == "channel":
+        from endstate_harness.sandbox.local import LocalSandbox
+
+        (scratch / "fixture").mkdir()
+        (scratch / "fixture" / "kept.txt").write_text("kept\\n")
+        (scratch / "boxes").mkdir()
+        box = LocalSandbox(scratch / "fixture", scratch_root=scratch / "boxes")
+        box.__enter__()
+        box.seal()
+        opened = []
+
+        def start():
+            opened.append(box.open_channel(["python3", "-c", "import sys; sys.stdin.read()"],
+                                           timeout_s=60))
     else:
         def start():  # the probe itself, not its cached answer
             walls._probe.__wrapped__(walls._program(), os.environ["PATH"])
 
     def close():
+        if kind == "channel":
+            while opened:  # what the caller holds, the caller closes
+                opened.pop().close()
         judges._REGISTRY.close()
         sandboxes._REGISTRY.close()
 
@@ -104,10 +125,14 @@ PROGRAM = textwrap.dedent("""
     finally:
         sys.setprofile(None)
     held = len(judges._zygotes) + len(sandboxes._zygotes)
-    close()  # what the tables hold, the exit sweep closes
+    close()  # what the caller holds, and what the tables hold (the exit sweep closes those)
+    from endstate_harness.process.cleanup import OPEN_SANDBOXES
+
+    OPEN_SANDBOXES.close_all()  # the exit sweep: open sandboxes, and what they hold
+    folders = [*scratch.glob("endstate-zygote-*"), *scratch.glob("boxes/*")]
     print(json.dumps({"total": total, "fired": fired[0], "interrupted": interrupted,
                       "held": held, "children": children(),
-                      "folders": sorted(p.name for p in scratch.glob("endstate-zygote-*"))}))
+                      "folders": sorted(p.name for p in folders)}))
     sys.stdout.flush()
     os._exit(0)
 """)
@@ -129,7 +154,7 @@ def _run(kind: str, where: str, scratch: Path) -> dict[str, object]:
     return report
 
 
-@pytest.mark.parametrize("kind", ["judge", "sandbox", "probe"])
+@pytest.mark.parametrize("kind", ["judge", "sandbox", "probe", "channel"])
 def test_a_ctrl_c_at_any_step_of_a_start_leaves_nothing(kind: str, tmp_path: Path) -> None:
     if kind != "judge":
         require_walls()

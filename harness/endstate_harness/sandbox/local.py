@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -164,6 +164,8 @@ class LocalSandbox(TreeSandbox):
         self._walls_wanted = walls
         self._walls: Walls | None = None
         self._no_walls: str | None = "not started"
+        self._channels: dict[int, LocalChannel] = {}
+        """Open channels, ended by :meth:`close` if their callers have not ended them."""
 
     def start(self) -> None:
         """Decide the walls (:func:`endstate_harness.sandbox.walls.status`) and make the
@@ -219,6 +221,10 @@ class LocalSandbox(TreeSandbox):
         """See :meth:`Sandbox.open_channel`; the process gets its own HOME and TMPDIR."""
         return open_local_channel(self, argv, self._timeout(timeout_s))
 
+    def _close_backend(self) -> None:
+        for channel in list(self._channels.values()):
+            channel.close()
+
     def _run_command(self, command: str, limit: float) -> ExecResult:
         """Run ``command`` with ``/bin/sh -c`` in the live tree; see the module docstring."""
         with self._private_env() as (env, private):
@@ -231,12 +237,14 @@ class LocalSandbox(TreeSandbox):
         if not self.sealed:
             yield self.command_env(), None
             return
-        with defer_signals():
-            private = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        private: Path | None = None
         try:
+            with defer_signals():  # a signal meanwhile is raised as it ends: inside this try
+                private = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
             yield self.private_env(private), private
         finally:
-            remove_tree(private)
+            if private is not None:
+                remove_tree(private)
 
     def walled(self, argv: list[str], binds: list[tuple[str, str]]) -> list[str]:
         """``argv`` as it starts: behind the walls, when there are walls."""
@@ -357,9 +365,11 @@ def _collect(proc: Process, out: _Stream, err: _Stream, limit: float) -> bool:
 class LocalChannel(Channel):
     """A host subprocess in its own session, talked to over pipes (see :class:`Channel`)."""
 
-    def __init__(self, proc: Process, private: Path, limit: float, cap: int) -> None:
+    def __init__(self, proc: Process, private: Path, limit: float, cap: int,
+                 on_close: Callable[[LocalChannel], object] | None = None) -> None:
         self.proc = proc
         self._private = private
+        self._on_close = on_close
         self._err = _Stream(cap)
         self._closed = False
         self._timer = threading.Timer(limit, self._kill)
@@ -417,6 +427,8 @@ class LocalChannel(Channel):
                     except OSError:
                         pass
             remove_tree(self._private)
+            if self._on_close is not None:
+                self._on_close(self)
 
 
 def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> LocalChannel:
@@ -425,33 +437,44 @@ def open_local_channel(box: LocalSandbox, argv: list[str], limit: float) -> Loca
         raise SandboxError("a channel is opened on the sealed end state: seal() first")
     with box._lock:
         live = box._refresh_live(with_holdout=False)
+    # The folder, the process and the channel that ends both are made and recorded in the
+    # sandbox as one step: the sandbox's close ends a channel its caller never got to hold
+    # (a signal at this function's return, before the caller stores what it returns).
     with defer_signals():
-        private = Path(tempfile.mkdtemp(prefix="channel-", dir=box.scratch))
-        env = box.private_env(private)
-        binds = box.binds(private)
-        proc: Process | None = start_warm(
-            recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent),
-            walled=box.warm_walls(binds),
+        channel = _start_channel(box, argv, live, limit)
+        box._channels[id(channel)] = channel
+    return channel
+
+
+def _start_channel(box: LocalSandbox, argv: list[str], live: Path, limit: float) -> LocalChannel:
+    """The channel's folder and process (see :func:`open_local_channel`)."""
+    private = Path(tempfile.mkdtemp(prefix="channel-", dir=box.scratch))
+    env = box.private_env(private)
+    binds = box.binds(private)
+    proc: Process | None = start_warm(
+        recognise_argv(argv, env), str(live), stdin_pipe=True, parent=str(box.scratch.parent),
+        walled=box.warm_walls(binds),
+    )
+    if isinstance(proc, WarmRun) and proc.walls_failed() is not None:
+        kill_group(proc.pid)  # it ran nothing: started again below, fresh and walled
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc = None
+    try:
+        proc = proc or subprocess.Popen(
+            box.walled(argv, binds),
+            cwd=live,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
         )
-        if isinstance(proc, WarmRun) and proc.walls_failed() is not None:
-            kill_group(proc.pid)  # it ran nothing: started again below, fresh and walled
-            proc.wait()
-            for pipe in (proc.stdin, proc.stdout, proc.stderr):
-                if pipe is not None:
-                    pipe.close()
-            proc = None
-        try:
-            proc = proc or subprocess.Popen(
-                box.walled(argv, binds),
-                cwd=live,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            remove_tree(private)
-            raise SandboxError(f"could not start {argv[0]!r} in the sandbox: {exc}") from exc
-        return LocalChannel(proc, private, limit, box.output_cap)
+    except OSError as exc:
+        remove_tree(private)
+        raise SandboxError(f"could not start {argv[0]!r} in the sandbox: {exc}") from exc
+    return LocalChannel(proc, private, limit, box.output_cap,
+                        on_close=lambda ended: box._channels.pop(id(ended), None))

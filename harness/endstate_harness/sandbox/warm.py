@@ -19,6 +19,7 @@ from typing import IO, Any
 from endstate_harness import inside
 from endstate_harness.process import watchdog
 from endstate_harness.process.cleanup import defer_signals, pid_alive
+from endstate_harness.process.groups import await_gone, kill_tree
 from endstate_harness.process.zygote import ForkedRun, ZygoteRegistry, warm_enabled
 from endstate_harness.sandbox import walls as walls_mod
 from endstate_harness.sandbox.command import COMMAND_ENV
@@ -242,9 +243,12 @@ class SandboxZygote:
         with defer_signals():  # a signal halfway through would leave the folder behind
             try:
                 self._sock.close()
-                if self.proc.poll() is None:
-                    self.proc.kill()
+                # Behind bubblewrap the interpreter is bubblewrap's child, which the death of
+                # bubblewrap alone does not end (the zygote's walls have no PID namespace, so
+                # that the harness can watch its runs): both are killed, and awaited.
+                inner = kill_tree(self.proc.pid) if self.proc.poll() is None else []
                 self.proc.wait()
+                await_gone(inner)
             finally:
                 remove_tree_quietly(self.folder)
                 watchdog.release(self.folder)
