@@ -4,12 +4,14 @@ Timers (``test_zygote_interrupt``) land where a start spends its time: waiting f
 process. The steps between, where an interrupt is most dangerous, take microseconds, and a
 timer almost never meets them. An interrupt stress run of ``prove`` did meet them: the walls
 probe's bubblewrap was left alive, its parent gone, when the SIGINT came inside ``Popen``
-after the fork. A zygote that had just said it was ready could be lost in the same way, when
+after the fork (or reached the probe too, in the harness's process group, while it built its
+sandbox). A zygote that had just said it was ready could be lost in the same way, when
 the signal came after the constructor returned but before the table held the zygote.
 
 So each run here counts the start's steps first: every return of a Python or C function on
 the main thread, seen through ``sys.setprofile``. Then it starts again, in the same fresh
-interpreter, with a profiler that sends SIGINT at step ``k``. CPython then raises the
+interpreter, with a profiler that sends SIGINT at step ``k`` to the run's process group, as
+a terminal's Ctrl-C does (each run has a session of its own). CPython then raises the
 KeyboardInterrupt at the next point where it checks for signals, which is usually just after
 that return. The runs choose ``k`` across the whole start, and also take each of its last
 steps, and the return of the ``Popen`` internal that forks. Afterwards, once the caller has
@@ -114,7 +116,7 @@ PROGRAM = textwrap.dedent("""
                if at is None else steps[0] == at + 1)
         if hit:
             fired[0] = True
-            os.kill(os.getpid(), signal.SIGINT)
+            os.killpg(0, signal.SIGINT)  # as a terminal's Ctrl-C: this run's whole group
 
     interrupted = False
     sys.setprofile(interrupt)
@@ -148,7 +150,8 @@ def _run(kind: str, where: str, scratch: Path) -> dict[str, object]:
     env = {**os.environ, "ENDSTATE_WARM": "1", "ENDSTATE_WARM_SANDBOX": "1",
            "TMPDIR": str(scratch)}  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", PROGRAM, kind, where, str(scratch)],
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+                          capture_output=True, text=True, env=env, timeout=120,
+                          start_new_session=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     report: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
     return report

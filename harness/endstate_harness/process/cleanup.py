@@ -184,27 +184,34 @@ def run_to_end(
     argv: list[str], *, timeout: float, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """:func:`subprocess.run` of a short helper command (a probe), with its output captured
-    and no moment at which an interrupt leaves the command running.
+    and no moment at which an interrupt leaves the command, or what it started, running.
 
-    Why: ``subprocess.run`` kills its child when an exception comes while it waits, but not
-    when one comes inside ``Popen`` itself, after the fork, while it waits for the exec. The
-    child then runs on, known to nobody; a bubblewrap there has not yet asked to die with
-    its parent, and an interrupt stress run of ``prove`` found the walls probe's bubblewrap
-    alive after the command had exited. Here the start is a deferred section, and whatever
-    is raised while it runs (a signal's exception, the timeout) kills and reaps it first.
+    Why not ``subprocess.run``: it kills its child when an exception comes while it waits, but
+    not when one comes inside ``Popen`` itself, after the fork, while it waits for the exec.
+    And a terminal's Ctrl-C reaches every process of the harness's group: a bubblewrap killed
+    by it while it builds its sandbox can leave that sandbox's first process running, its
+    parent gone (an interrupt stress run of ``prove`` found the walls probe's bubblewrap
+    alive after the command had exited, both ways). Here the command has a session of its
+    own, so only the harness ends it; it is started in a deferred section, and whatever is
+    raised while it runs (a signal's exception, the timeout) kills it and every process it
+    started (:func:`~endstate_harness.process.groups.kill_tree`), and waits for them.
     """
     import subprocess  # deferred: lint's fast path imports this module and never spawns
+
+    from endstate_harness.process.groups import await_gone, kill_tree
 
     proc: subprocess.Popen[bytes] | None = None
     try:
         with defer_signals():  # a signal meanwhile is raised as it ends: inside this try
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env)
+                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
         out, err = proc.communicate(timeout=timeout)
     except BaseException:
         if proc is not None:
-            proc.kill()
-            proc.wait()
+            with defer_signals():  # nothing may cut the ending short
+                inner = kill_tree(proc.pid)
+                proc.wait()
+                await_gone(inner)
         raise
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
