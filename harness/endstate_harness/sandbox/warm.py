@@ -107,13 +107,8 @@ class SandboxZygote:
     def __init__(self, run: PythonRun, zygote_env: dict[str, str], parent: str | None,
                  walls: Walls | None = None,
                  on_ready: Callable[[SandboxZygote], None] | None = None) -> None:
-        """Start it and wait until it is ready; then ``on_ready`` puts it in its table.
-
-        Why the table is filled from here: a Ctrl-C can land at any call's return, also at
-        this constructor's, before the caller stores what it got. Until ``on_ready`` has run
-        the zygote is known to nobody but this frame, so anything raised until then (a
-        signal's exception included) ends it here; once it is in the table, the exit sweep
-        ends it."""
+        """Start it and wait until it is ready; then ``on_ready`` puts it in its table, from
+        here for the reason :class:`endstate_harness.process.zygote.Zygote` gives."""
         self.run = run
         self.walls = walls
         self._lock = threading.Lock()
