@@ -41,6 +41,7 @@ nothing (code under test can read the task folder on the host). With any other s
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import secrets
 import shutil
@@ -122,6 +123,15 @@ class pyast:  # stands in for the harness module the structure grader parses wit
     @staticmethod
     def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
         return _parse(source if isinstance(source, str) else source.decode("utf-8"))
+
+
+@contextlib.contextmanager
+def defer_signals() -> Iterator[None]:  # stands in for the harness's, which the grader calls
+    """The harness's section in which SIGINT and SIGTERM wait, so that a process is started
+    and recorded as one step. Under plain endstate that signal handling is not there: a
+    Ctrl-C is raised where it lands, as everywhere in endstate's own code, and nothing is
+    held back here."""
+    yield
 
 
 class watchdog:  # stands in for the harness module the judge's grader calls

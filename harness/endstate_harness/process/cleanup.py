@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Protocol
 
+from endstate_harness.process.groups import await_gone, kill_tree
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -197,8 +199,6 @@ def run_to_end(
     started (:func:`~endstate_harness.process.groups.kill_tree`), and waits for them.
     """
     import subprocess  # deferred: lint's fast path imports this module and never spawns
-
-    from endstate_harness.process.groups import await_gone, kill_tree
 
     proc: subprocess.Popen[bytes] | None = None
     try:
