@@ -6,6 +6,7 @@ import atexit
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -182,6 +183,12 @@ def _deliver(signum: int, handler: _SignalHandler) -> None:
     # SIG_IGN: the signal was being ignored, so nothing happens
 
 
+_ENDS_BY_ITSELF_S = 2.0
+"""How long an interrupted :func:`run_to_end` waits for its command to end by itself before it
+is killed (a kill while bubblewrap builds its sandbox could orphan the sandbox's first process,
+had it not yet asked to die with bubblewrap; the walls probe ends in milliseconds)."""
+
+
 def run_to_end(
     argv: list[str], *, timeout: float, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
@@ -194,9 +201,10 @@ def run_to_end(
     by it while it builds its sandbox can leave that sandbox's first process running, its
     parent gone (an interrupt stress run of ``prove`` found the walls probe's bubblewrap
     alive after the command had exited, both ways). Here the command has a session of its
-    own, so only the harness ends it; it is started in a deferred section, and whatever is
-    raised while it runs (a signal's exception, the timeout) kills it and every process it
-    started (:func:`~endstate_harness.process.groups.kill_tree`), and waits for them.
+    own, so only the harness ends it; it is started in a deferred section. When a signal's
+    exception comes while it runs, it is given :data:`_ENDS_BY_ITSELF_S` to end by itself;
+    then (or at once, on its timeout) it is killed with every process it started
+    (:func:`~endstate_harness.process.groups.kill_tree`), and waited for.
     """
     import subprocess  # deferred: lint's fast path imports this module and never spawns
 
@@ -206,14 +214,44 @@ def run_to_end(
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
         out, err = proc.communicate(timeout=timeout)
-    except BaseException:
+    except BaseException as exc:
         if proc is not None:
             with defer_signals():  # nothing may cut the ending short
-                inner = kill_tree(proc.pid)
-                proc.wait()
-                await_gone(inner)
+                # a short command that ends by itself leaves nothing half-built
+                timed_out = isinstance(exc, subprocess.TimeoutExpired)
+                if timed_out or not _reaped(proc, _ENDS_BY_ITSELF_S):
+                    inner = kill_tree(proc.pid)
+                    _reaped(proc, None)
+                    await_gone(inner)
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
         raise
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _reaped(proc: subprocess.Popen[bytes], limit_s: float | None) -> bool:
+    """Whether ``proc`` ended (reaped here) within ``limit_s`` (None: wait until it does).
+
+    Why not ``proc.wait()``: a KeyboardInterrupt that lands in ``Popen._wait`` between its
+    lock's ``acquire`` and the ``try`` that releases it leaves that lock held, and every later
+    ``wait()`` then blocks for ever, ``poll()`` says it still runs (a run of
+    ``tests/reliability/test_start_interrupt.py`` hung so). ``waitpid`` needs no lock."""
+    deadline = None if limit_s is None else time.monotonic() + limit_s
+    pause = 0.0002
+    while proc.returncode is None:
+        try:
+            pid, status = os.waitpid(proc.pid, 0 if deadline is None else os.WNOHANG)
+        except ChildProcessError:  # reaped meanwhile by Popen itself
+            return True
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    return True
 
 
 def pid_alive(pid: int) -> bool:

@@ -27,12 +27,14 @@ def await_group_gone(pgid: int, limit_s: float = GROUP_GONE_WAIT_S) -> None:
     waiting for their new parent to reap them still count, hence the bound.
     """
     deadline = time.monotonic() + limit_s
+    pause = 0.0002  # as in await_gone: look soon, then less often
     while time.monotonic() < deadline:
         try:
             os.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):
             return
-        time.sleep(0.005)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
 
 
 def descendants(pid: int) -> list[int]:
@@ -87,6 +89,8 @@ def await_gone(pids: list[int], limit_s: float = GROUP_GONE_WAIT_S) -> None:
     last instruction; what is left is its parent's reaping)."""
     deadline = time.monotonic() + limit_s
     left = [p for p in pids if _running(p)]
+    pause = 0.0002  # a killed process is mostly gone within a millisecond: look soon, then less
     while left and time.monotonic() < deadline:
-        time.sleep(0.005)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
         left = [p for p in left if _running(p)]
