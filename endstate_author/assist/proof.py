@@ -9,8 +9,9 @@ from typing import Any
 
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.prove import cache, checkcache, messages
+from endstate_author.prove.findings import static_warnings
 from endstate_author.prove.model import DEFAULT_MUTANTS, CheckResult, ProveOptions
-from endstate_author.prove.run import load_for_prove, plan_jobs, static_warnings
+from endstate_author.prove.run import load_for_prove, plan_jobs
 from endstate_harness.sandbox.choice import SandboxChoice
 
 

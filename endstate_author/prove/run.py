@@ -9,12 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from endstate_author import interrupts
-from endstate_author.config import discover
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TaskContext
-from endstate_author.lint.run import cores, lint_paths, resolve_targets
-from endstate_author.prove import cache, checkcache, messages
-from endstate_author.prove.checks import CHECK_GROUPS, GROUPS, mutants
+from endstate_author.lint.run import cores, resolve_targets
+from endstate_author.prove.checks import CHECK_GROUPS, GROUPS
 from endstate_author.prove.model import (
     DEFAULT_MUTANT_BUDGET,
     DEFAULT_MUTANTS,
@@ -26,8 +22,6 @@ from endstate_author.prove.model import (
     TaskProof,
 )
 from endstate_author.prove.sandbox import prestart
-from endstate_author.rules.es3_assertions import verdict_in_process
-from endstate_author.rules.es4_directory import unusable_entry
 from endstate_harness.graders import grader_search_paths
 from endstate_harness.process import reaper
 from endstate_harness.task import Task, TaskError, load_task
@@ -92,54 +86,6 @@ def run_jobs(
 
 def default_jobs() -> int:
     return cores()
-
-
-def static_warnings(root: Path, suite_root: Path) -> list[Diagnostic]:
-    """Lint findings that bear on what a proof means, repeated beside its checks.
-
-    ES311: a task whose test verdict is decided in the agent's process proves clean against
-    the probes prove knows, yet a payload aimed at the runner could still pass it; the proof
-    says so (a warning, not a failed check), as lint does. ES414: an entry of the task's
-    trees no sandbox can use (a fifo, a name that is not UTF-8 or is too long), which is why
-    checks of it could not run. The suite's configuration applies.
-    """
-    config = discover(suite_root)
-    ctx = TaskContext(root, suite_root=suite_root, config=config)
-    return [
-        config.apply(d)
-        for d in [*verdict_in_process(ctx), *unusable_entry(ctx)]
-        if config.enabled(d.code, root.name)
-    ]
-
-
-LOAD_STOPPERS = ("ES0", "ES1", "ES2", "ES401")
-"""Lint's codes for what keeps a task from loading: the file, the manifest's keys and values,
-the grader entries, a missing fixture/."""
-
-
-def _load_failure(task_root: Path, error: str) -> TaskProof:
-    """A task that does not load: lint's own findings for the cause (ES001 invalid JSON,
-    ES101 an unknown key…), at their positions, never an environment problem (ES908).
-    The one check row says nothing else was checked."""
-    try:
-        found = lint_paths([task_root], isolated=True).diagnostics
-    except Exception:  # lint's own usage errors: the loader's message stands alone
-        found = []
-    causes = [d for d in found if d.severity == "error" and d.code.startswith(LOAD_STOPPERS)]
-    proof = TaskProof(task_root.name, task_root)
-    if causes:
-        listed = ", ".join(f"{d.code} at {d.line}:{d.column}" for d in causes)
-        detail = f"the task does not load ({listed}), so nothing else was checked"
-        proof.diagnostics = causes
-    else:
-        # the loader refused what lint accepts: lint and the loader disagree (ES000, the
-        # linter's own failure), never blamed on the environment
-        short = error.split(": ", 1)[-1] if error.startswith(str(task_root)) else error
-        detail = f"the task does not load, so nothing else was checked: {short}"
-        text = f"the task does not load although lint finds no error: {short}"
-        proof.diagnostics = [TaskContext(task_root).at_file("ES000", text, task_root / "task.json")]
-    proof.checks.append(CheckResult("load", "directions", "fail", detail=detail))
-    return proof
 
 
 def _announced(job: Job, task_id: str, options: ProveOptions) -> Job:
@@ -232,9 +178,17 @@ def prove_task(
     started = time.perf_counter()
     task, error = load_for_prove(root)
     if task is None:
-        return _load_failure(root, error or "")
-    fingerprint = cache.fingerprint(task, options)
+        # deferred: lint's context and rules, which a task that loads needs only at the end
+        from endstate_author.prove import findings
+
+        return findings.load_failure(root, error or "")
+    fingerprint = None
     if options.use_cache:
+        # the cache's keys read the grader catalogue and the probe store, which --no-cache
+        # never needs: deferred
+        from endstate_author.prove import cache
+
+        fingerprint = cache.fingerprint(task, options)
         cached = cache.load(fingerprint)
         if cached is not None:
             cached.cached = True
@@ -261,11 +215,13 @@ def prove_task(
         mutant_budget=options.mutant_budget,
         workers=max(1, options.jobs) if pool is not None else 1,
     )
-    announced = (_announced(job, task.id, options) for job in planned)
-    jobs: Iterable[Job] = (
-        _reported(job, task.id, options)
-        for job in checkcache.cached_jobs(task, options, announced)
-    )
+    jobs: Iterable[Job] = (_announced(job, task.id, options) for job in planned)
+    if options.use_cache:
+        # deferred: as the cache above
+        from endstate_author.prove import checkcache
+
+        jobs = checkcache.cached_jobs(task, options, jobs)
+    jobs = (_reported(job, task.id, options) for job in jobs)
     if options.repeat > 1:
         jobs = list(jobs)  # each repeat runs the same checks
     try:
@@ -280,36 +236,16 @@ def prove_task(
             check.walls = walls
     checks.extend(skipped_notes(task, options.only, options.mutants))
     proof = TaskProof(task.id, root, checks)
-    mutation = mutants.score(task, options.mutants, checks)
-    proof.mutation = mutation.to_json() if mutation is not None else None
-    proof.diagnostics = messages.diagnostics(root, checks)
-    proof.diagnostics.extend(static_warnings(root, suite_root))
+    # deferred: the score's, the messages' and lint's modules, imported while checks ran
+    from endstate_author.prove import findings
+
+    findings.finish(proof, task, options.mutants, suite_root)
     proof.seconds = time.perf_counter() - started
     # stored only when the task is still what it was at the start (no save meanwhile), and
     # whole: mutants a time budget left unrun run next time (the others answer at once)
     whole = not proof.unassessed and not any(c.unrun for c in checks)
-    if options.use_cache and whole and cache.fingerprint(task, options) == fingerprint:
+    if fingerprint is not None and whole and cache.fingerprint(task, options) == fingerprint:
         cache.store(fingerprint, proof)
-    return proof
-
-
-def _failed_proof(root: Path, exc: Exception) -> TaskProof:
-    """A task whose proving failed inside prove itself: unassessed (ES908), with the error,
-    beside the static findings that may say why (an entry no sandbox can use, ES414)."""
-    why = f"{type(exc).__name__}: {exc}".encode("utf-8", "surrogateescape").decode(
-        "utf-8", "backslashreplace")
-    result = CheckResult(
-        "prove", "directions", "unassessed", code="ES908",
-        detail=f"proving this task failed in prove itself, so nothing was proved: {why} "
-        "(please report it)",
-    )
-    proof = TaskProof(root.name, root, [result])
-    proof.diagnostics.append(messages.diagnostic_at(
-        root, "ES908", messages.message("ES908", [result]), None))
-    try:
-        proof.diagnostics.extend(static_warnings(root, root.parent))
-    except Exception:  # the static findings are a courtesy here, not a second failure
-        pass
     return proof
 
 
@@ -330,7 +266,10 @@ def prove_paths(
                 except Exception as exc:  # one task's own failure must not stop the others
                     if interrupts.INTERRUPTED.is_set():
                         raise
-                    proof = _failed_proof(root, exc)
+                    # deferred: as in prove_task
+                    from endstate_author.prove import findings
+
+                    proof = findings.failed_proof(root, exc)
                 proofs.append(proof)
                 if on_task is not None:
                     on_task(proof)

@@ -1,0 +1,102 @@
+"""What a proof adds once its checks are done (or could not start): the diagnostics of its
+checks, the lint findings that bear on it, and the proofs of a task that does not load or
+whose proving failed.
+
+Why apart from :mod:`endstate_author.prove.run`: these read lint's context and rules and the
+rule registry's messages (~0.05 s of imports on one core), which the first check never
+needs; ``run`` imports this module when a proof is finished, by which time the checks have
+run beside the imports instead of after them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from endstate_author.config import discover
+from endstate_author.diagnostics import Diagnostic
+from endstate_author.lint.context import TaskContext
+from endstate_author.lint.run import lint_paths
+from endstate_author.prove import messages
+from endstate_author.prove.checks import mutants
+from endstate_author.prove.model import CheckResult, TaskProof
+from endstate_author.rules.es3_assertions import verdict_in_process
+from endstate_author.rules.es4_directory import unusable_entry
+from endstate_harness.task import Task
+
+
+def finish(proof: TaskProof, task: Task, mutant_limit: int | None, suite_root: Path) -> None:
+    """The mutation score and the diagnostics of ``proof``'s checks, and the static warnings."""
+    mutation = mutants.score(task, mutant_limit, proof.checks)
+    proof.mutation = mutation.to_json() if mutation is not None else None
+    proof.diagnostics = messages.diagnostics(proof.path, proof.checks)
+    proof.diagnostics.extend(static_warnings(proof.path, suite_root))
+
+
+def static_warnings(root: Path, suite_root: Path) -> list[Diagnostic]:
+    """Lint findings that bear on what a proof means, repeated beside its checks.
+
+    ES311: a task whose test verdict is decided in the agent's process proves clean against
+    the probes prove knows, yet a payload aimed at the runner could still pass it; the proof
+    says so (a warning, not a failed check), as lint does. ES414: an entry of the task's
+    trees no sandbox can use (a fifo, a name that is not UTF-8 or is too long), which is why
+    checks of it could not run. The suite's configuration applies.
+    """
+    config = discover(suite_root)
+    ctx = TaskContext(root, suite_root=suite_root, config=config)
+    return [
+        config.apply(d)
+        for d in [*verdict_in_process(ctx), *unusable_entry(ctx)]
+        if config.enabled(d.code, root.name)
+    ]
+
+
+LOAD_STOPPERS = ("ES0", "ES1", "ES2", "ES401")
+"""Lint's codes for what keeps a task from loading: the file, the manifest's keys and values,
+the grader entries, a missing fixture/."""
+
+
+def load_failure(task_root: Path, error: str) -> TaskProof:
+    """A task that does not load: lint's own findings for the cause (ES001 invalid JSON,
+    ES101 an unknown key…), at their positions, never an environment problem (ES908).
+    The one check row says nothing else was checked."""
+    try:
+        found = lint_paths([task_root], isolated=True).diagnostics
+    except Exception:  # lint's own usage errors: the loader's message stands alone
+        found = []
+    causes = [d for d in found if d.severity == "error" and d.code.startswith(LOAD_STOPPERS)]
+    proof = TaskProof(task_root.name, task_root)
+    if causes:
+        listed = ", ".join(f"{d.code} at {d.line}:{d.column}" for d in causes)
+        detail = f"the task does not load ({listed}), so nothing else was checked"
+        proof.diagnostics = causes
+    else:
+        # the loader refused what lint accepts: lint and the loader disagree (ES000, the
+        # linter's own failure), never blamed on the environment
+        short = error.split(": ", 1)[-1] if error.startswith(str(task_root)) else error
+        detail = f"the task does not load, so nothing else was checked: {short}"
+        text = f"the task does not load although lint finds no error: {short}"
+        proof.diagnostics = [TaskContext(task_root).at_file("ES000", text, task_root / "task.json")]
+    proof.checks.append(CheckResult("load", "directions", "fail", detail=detail))
+    return proof
+
+
+def failed_proof(root: Path, exc: Exception) -> TaskProof:
+    """A task whose proving failed inside prove itself: unassessed (ES908), with the error,
+    beside the static findings that may say why (an entry no sandbox can use, ES414)."""
+    why = f"{type(exc).__name__}: {exc}".encode("utf-8", "surrogateescape").decode(
+        "utf-8", "backslashreplace")
+    result = CheckResult(
+        "prove", "directions", "unassessed", code="ES908",
+        detail=f"proving this task failed in prove itself, so nothing was proved: {why} "
+        "(please report it)",
+    )
+    proof = TaskProof(root.name, root, [result])
+    proof.diagnostics.append(messages.diagnostic_at(
+        root, "ES908", messages.message("ES908", [result]), None))
+    try:
+        proof.diagnostics.extend(static_warnings(root, root.parent))
+    except Exception:  # the static findings are a courtesy here, not a second failure
+        pass
+    return proof
+
+
