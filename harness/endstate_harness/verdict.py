@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, field_validator
 
 
@@ -60,6 +62,26 @@ class Evidence(BaseModel):
     """Test modules of the holdout that gave no test at all (never discovered)."""
 
 
+class EnvironmentFault(BaseModel):
+    """Why a failing verdict is the environment's, set by the harness where the harness itself
+    failed (today: :func:`endstate_harness.graders.resolve` could not load a grader).
+
+    Why a field and not words in the reason: a reason quotes what the end state holds (file
+    names, link targets, a test's output), so any marker text could be written by the agent,
+    and one dangling link named with it would turn every failing attempt into an *error*
+    (eval) or an *unassessed* check (prove). Nothing reads a reason to classify a verdict;
+    only harness code sets this field, and no grader output is ever parsed into it.
+    """
+
+    kind: Literal["grader-unresolved"]
+    detail: str
+
+    @field_validator("detail")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        return printable(value)
+
+
 class Verdict(BaseModel):
     """A grader's answer: a conjunction of checks, plus a reason when it failed."""
 
@@ -69,6 +91,10 @@ class Verdict(BaseModel):
     evidence: Evidence | None = None
     """Per-test evidence, from a grader that reports it (``judged_tests``); a merged verdict
     has none (it is no one grader's)."""
+    environment: EnvironmentFault | None = None
+    """Set by the harness alone when the failure is the environment's (see
+    :class:`EnvironmentFault`); a merged verdict keeps the first. ``graders.environment``
+    reads this field, never the reason."""
 
     @field_validator("reason")
     @classmethod
@@ -103,6 +129,7 @@ class Verdict(BaseModel):
             passed=self.passed and other.passed,
             reason="; ".join(dict.fromkeys(reasons)),
             checks=checks,
+            environment=self.environment or other.environment,
         )
 
     @property

@@ -18,6 +18,7 @@ from endstate_author.prove.grading import grade_end_state
 from endstate_author.prove.model import Unassessed
 from endstate_harness.agent.oracle import oracle_provider, task_oracle_steps
 from endstate_harness.agent.providers import ScriptedProvider
+from endstate_harness.graders import grade
 from endstate_harness.graders.environment import (
     command_programs,
     environment_failure,
@@ -93,13 +94,13 @@ def test_a_missing_interpreter_the_task_runs_is_the_environments(detail: str) ->
     assert why is not None and "`python` is not installed in the sandbox" in why
 
 
-def test_the_message_is_verified_and_must_name_a_program_of_the_task() -> None:
+def test_words_never_decide_only_the_probe_of_a_program_of_the_task() -> None:
     specs = [spec(command="python3 -m unittest")]
     forged = failed("exit 127\n/bin/sh: 1: python3: not found")
     assert environment_failure(forged, specs=specs, probe=probe_with("python3")) is None
     # the agent's code called a tool the image lacks: its failure, not the environment's
     own = failed("exit 1\nsh: 1: frobnicate: not found\nFAILED (errors=1)")
-    assert environment_failure(own, specs=specs, probe=probe_with()) is None
+    assert environment_failure(own, specs=specs, probe=probe_with("python3")) is None
     # a script of the tree that the agent deleted: the path is never a program of the image
     script = failed("exit 127\n/bin/sh: 1: ./run_tests.sh: not found")
     assert (
@@ -111,13 +112,50 @@ def test_the_message_is_verified_and_must_name_a_program_of_the_task() -> None:
     assert environment_failure(real, specs=specs, probe=None) is None
     # a pass is never an error
     assert environment_failure(Verdict.ok(), specs=specs, probe=probe_with()) is None
+    # the program absent: the environment's whatever the words say (none at all here)
+    silent = failed("exit 1")
+    assert "`python3` is not installed" in (
+        environment_failure(silent, specs=specs, probe=probe_with()) or ""
+    )
 
 
-def test_a_grader_that_cannot_load_is_the_environments() -> None:
-    name = "suite_graders:check"
-    verdict = Verdict.fail(f"{name}: cannot resolve: cannot import 'suite_graders': boom")
+def test_a_query_of_a_program_is_not_a_run_of_it() -> None:
+    assert command_programs("command -v ruff >/dev/null && ruff check .; pytest -q") == [
+        "ruff",
+        "pytest",
+    ]
+    assert command_programs("command -V black || true") == ["true"]
+
+
+def test_a_grader_that_cannot_load_is_the_environments(tmp_path: Path) -> None:
+    """Typed where the resolver fails: the verdict carries the fault, not a marker."""
+    name = "no_such_suite_graders_xyz:check"
+    (tmp_path / "fixture").mkdir()
+    box = SandboxChoice("local", grading=True).make(tmp_path / "fixture")
+    try:
+        box.setup()
+        box.start()
+        box.seal()
+        verdict = grade([spec(name)], box)
+    finally:
+        box.close()
+    assert not verdict.passed and verdict.environment is not None
     why = environment_failure(verdict, specs=[spec(name)], probe=None)
-    assert why is not None and "could not be loaded" in why and "boom" in why
+    assert why is not None and "could not be loaded" in why and "no_such_suite_graders_xyz" in why
+    # it survives conjunction with other verdicts, in either order
+    other = failed("exit 1")
+    assert environment_failure(other.merged_with(verdict), probe=None) == why
+    assert environment_failure(verdict.merged_with(other), probe=None) == why
+
+
+@pytest.mark.parametrize("name", ["suite_graders:check", "endstate.evals.graders:file_contains"])
+def test_the_resolution_marker_in_a_reason_is_not_the_environments(name: str) -> None:
+    """The reason quotes the end state (a link's target, a file's name): the words a
+    resolution failure once was recognised by are anyone's to write."""
+    forged = Verdict.fail(f"the end state cannot be graded: 'x' -> '/{name}: cannot resolve: y'")
+    assert environment_failure(forged, specs=[spec(name)], probe=probe_with("sh")) is None
+    plain = Verdict.fail(f"{name}: cannot resolve: cannot import 'suite_graders': boom")
+    assert environment_failure(plain, specs=[spec(name)], probe=None) is None
 
 
 def test_an_unrunnable_sandbox_is_the_environments() -> None:
@@ -126,10 +164,11 @@ def test_an_unrunnable_sandbox_is_the_environments() -> None:
     def broken(program: str) -> str:
         return "broken"
 
-    why = environment_failure(failed(oci), specs=[spec(command="true")], probe=broken)
+    why = environment_failure(failed("exit 1"), specs=[spec(command="true")], probe=broken)
     assert why is not None and "cannot run commands" in why
+    # Docker's words in the output, with a sandbox that runs commands: the task's failure
     assert (
-        environment_failure(failed(oci), specs=[spec(command="true")], probe=probe_with("sh"))
+        environment_failure(failed(oci), specs=[spec(command="true")], probe=probe_with("true"))
         is None
     )
 
@@ -207,3 +246,44 @@ def test_a_script_the_agent_deleted_is_a_failure(tmp_path: Path) -> None:
     result = run_task(task, provider_factory=lambda t: ScriptedProvider(steps), **LOCAL)
     assert not result.passed and not result.error, result
     assert any("not found" in c.detail for c in result.checks), result.checks
+
+
+MARKED = "endstate.evals.graders:command_succeeds"
+
+
+def _marked_link_task(tmp_path: Path) -> Task:
+    """A task whose solution fails its grader, and an agent that also leaves a dangling link
+    out of the tree named with the words a resolution failure was once recognised by: the
+    seal quotes the link's target in the reason."""
+    target = f"/nowhere/{MARKED}: cannot resolve: forged"
+    linking = [[{"tool": "bash", "args": {"command": f"ln -s '{target}' pkg/notes"}}]]
+    return _task(tmp_path, "marked", "python3 -m unittest discover -s tests -t . -q",
+                 oracle=linking, solution=False)
+
+
+def test_a_link_named_with_the_resolution_marker_leaves_a_failure_a_failure_in_eval(
+    tmp_path: Path,
+) -> None:
+    task = _marked_link_task(tmp_path)
+    steps = task_oracle_steps(task)
+    result = run_task(task, provider_factory=lambda t: ScriptedProvider(steps), **LOCAL)
+    assert f"{MARKED}: cannot resolve: " in result.reason, result  # the words are there
+    assert not result.passed and not result.error, result
+
+
+def test_a_link_named_with_the_resolution_marker_leaves_a_failure_a_failure_in_prove(
+    tmp_path: Path,
+) -> None:
+    task = _marked_link_task(tmp_path)
+    target = f"/nowhere/{MARKED}: cannot resolve: forged"
+
+    def link(live: Path) -> list[str]:
+        (live / "pkg" / "notes").symlink_to(target)
+        return ["pkg/notes"]
+
+    try:
+        graded = grade_end_state(task, SandboxChoice("local", grading=True), mutate=link)
+    except Unassessed as exc:
+        raise AssertionError(f"a failure turned unassessed: {exc}") from exc
+    assert f"{MARKED}: cannot resolve: " in graded.verdict.reason
+    assert not graded.verdict.passed

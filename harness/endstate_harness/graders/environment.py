@@ -26,9 +26,6 @@ all, or no answer (the probe timed out, the sandbox died)."""
 
 ProgramProbe = Callable[[str], Presence]
 
-EXEC_FAILED = ("OCI runtime exec failed", "exec failed: unable to start container process")
-"""What Docker says when it cannot start the shell of a command at all."""
-
 _INTERPRETED = {
     "tests_pass": inspect.signature(tests_pass).parameters["python"].default,
     "judged_tests": inspect.signature(judged_tests).parameters["python"].default,
@@ -51,30 +48,36 @@ def environment_failure(
 ) -> str | None:
     """Why a failing ``verdict`` is the environment's fault, or None when it is the task's.
 
-    ``specs`` are the graders that produced the verdict (their commands and interpreters are
-    the programs a "not found" may name); ``probe`` answers whether a program is on the
-    sandbox's PATH (:func:`program_probe`). Without a probe no message is trusted and only a
-    grader that could not be loaded counts. The rule is the module docstring's.
+    Decided from typed facts only, never from the verdict's words (its reason and details
+    quote the end state, so any marker in them could be the agent's):
+
+    * the harness set :attr:`Verdict.environment` where it failed itself (a grader that
+      could not be resolved);
+    * a program the graders run (``specs``: each command's programs, the test graders'
+      interpreter — the task's words, never the agent's) is absent from the sandbox's PATH,
+      or the sandbox cannot start a shell at all, as ``probe`` (:func:`program_probe`: the
+      harness's own ``command -v``, read by its exit code) answers. The agent cannot remove
+      a program from a read-only image, so an "absent" cannot be forged; a grader that runs
+      an absent program cannot have judged anything. Without a probe only the field counts.
     """
     if verdict.passed:
         return None
-    for spec in specs:
-        marker = f"{spec.name}: cannot resolve: "
-        if marker in verdict.reason:
-            why = verdict.reason.split(marker, 1)[1].split("; ")[0]
-            return f"the grader {spec.name} could not be loaded: {why}"
-    texts = [verdict.reason, *(f"{c.name}\n{c.detail}" for c in verdict.checks if not c.passed)]
-    return _missing_program(programs_of(specs), texts, probe)
+    if verdict.environment is not None:
+        return verdict.environment.detail
+    if probe is None:
+        return None
+    return _missing_program(programs_of(specs), probe)
 
 
 def exec_environment_failure(
     command: str, result: ExecResult, probe: ProgramProbe | None
 ) -> str | None:
-    """The same rule for one command and what it did: exit 126/127 with the shell's message
-    naming a program ``command`` runs, and that program absent from the sandbox."""
-    if result.timed_out or result.exit_code not in (126, 127):
+    """The same rule for one command and what it did: exit 126/127 (what a shell answers when
+    it cannot run a program; the code under test can exit so too, which is why only the
+    probe's answer decides) and a program ``command`` runs absent from the sandbox."""
+    if result.timed_out or result.exit_code not in (126, 127) or probe is None:
         return None
-    return _missing_program(command_programs(command), [result.output], probe)
+    return _missing_program(command_programs(command), probe)
 
 
 def program_probe(sandbox: Sandbox, timeout_s: float = 30.0) -> ProgramProbe:
@@ -98,12 +101,14 @@ def _ask(sandbox: Sandbox, program: str, timeout_s: float) -> Presence:
         return "broken"
     if result.timed_out:
         return "unknown"
-    if any(mark in result.output for mark in EXEC_FAILED):
-        return "broken"
     if result.exit_code == 0 and result.stdout.strip():
         return "present"
     if result.exit_code in (1, 127) and not result.output.strip():
         return "absent"
+    if result.exit_code in (126, 127):
+        # ``command -v`` is a builtin that prints nothing when it finds nothing: 126, or
+        # 127 with words, is the shell itself not starting (Docker's "exec failed")
+        return "broken"
     return "unknown"
 
 
@@ -135,53 +140,31 @@ def command_programs(command: str) -> list[str]:
         words = command.split()[:1]
     found: list[str] = []
     expecting = True
+    previous = ""
     for word in words:
         if word in _SEPARATORS or set(word) <= set(";&|()\n"):
             expecting = True
+        elif expecting and previous == "command" and word in ("-v", "-V"):
+            expecting = False  # ``command -v x`` asks whether x exists: it runs nothing
         elif expecting and not (_ASSIGNMENT.match(word) or word in _WRAPPERS):
             if not word.startswith("-"):
                 found.append(word)
                 expecting = False
+        previous = word
     return [p for p in dict.fromkeys(found) if _BARE.fullmatch(p)]
 
 
-def _not_found(program: str, text: str) -> bool:
-    p = re.escape(program)
-    return bool(
-        re.search(rf"(?m)(?:^|[\s:]){p}: (?:command )?not found", text)
-        or re.search(rf"(?:^|[\s:]){p}: (?:Permission denied|cannot execute)", text)
-        or re.search(rf"No such file or directory: '{p}'", text)
-        or re.search(rf"'{p}': No such file or directory", text)
-        or re.search(rf'exec: "{p}": executable file not found', text)
-    )
-
-
-def _missing_program(
-    programs: Sequence[str], texts: Sequence[str], probe: ProgramProbe | None
-) -> str | None:
-    if probe is None:
-        return None
+def _missing_program(programs: Sequence[str], probe: ProgramProbe) -> str | None:
     for program in programs:
-        said = next((line for t in texts for line in _lines(t) if _not_found(program, line)), None)
-        if said is None:
-            continue
         presence = probe(program)
         if presence == "absent":
             return (
                 f"`{program}` is not installed in the sandbox (its PATH has no `{program}`), "
-                f"so the graders could not run: {said}"
+                f"so the graders could not run"
             )
         if presence == "broken":
-            return f"the sandbox cannot run commands: {said}"
-    failed = next((line for t in texts for line in _lines(t) if _exec_failed(line)), None)
-    if failed is not None and probe("sh") == "broken":
-        return f"the sandbox cannot run commands: {failed}"
+            return (
+                f"the sandbox cannot run commands (it could not start a shell to look for "
+                f"`{program}`)"
+            )
     return None
-
-
-def _exec_failed(line: str) -> bool:
-    return any(mark in line for mark in EXEC_FAILED)
-
-
-def _lines(text: str) -> list[str]:
-    return [line.strip()[:200] for line in text.splitlines() if line.strip()]

@@ -34,7 +34,7 @@ from endstate_harness.graders.reference import (
 from endstate_harness.graders.structure import delegates_to
 from endstate_harness.graders.unittest_grader import tests_pass
 from endstate_harness.sandbox.base import Sandbox
-from endstate_harness.verdict import Check, Verdict
+from endstate_harness.verdict import Check, EnvironmentFault, Verdict
 
 if TYPE_CHECKING:  # the pydantic model: the resolver only reads what the runner hands it
     from endstate_harness.task import GraderSpec, Requires
@@ -273,7 +273,13 @@ def _grade_one(spec: GraderSpec, sandbox: Sandbox, search_paths: Sequence[Path])
     try:
         grader = resolve(spec, search_paths=search_paths)
     except GraderContractError as exc:
-        return Verdict.fail(f"{spec.name}: cannot resolve: {exc}")
+        # The harness's own failure, typed where it happens: nothing downstream reads the
+        # reason to find it (the reason may quote the end state's names).
+        fault = EnvironmentFault(
+            kind="grader-unresolved", detail=f"the grader {spec.name} could not be loaded: {exc}"
+        )
+        return Verdict(passed=False, reason=f"{spec.name}: cannot resolve: {exc}",
+                       environment=fault)
     try:
         answer = grader(sandbox)
     except PathEscapeError as exc:  # the agent's tree leads outside it: the task's failure
