@@ -33,6 +33,7 @@ from endstate_author.evalreport.run import Run
 from endstate_author.executors import ExecutorError, choose_executor, load_ray
 from endstate_author.lint.run import lint_paths
 from endstate_author.taskhash import content_hash
+from endstate_author.textsafe import markup, one_line, shown
 from endstate_harness.agent.loop import DEFAULT_SYSTEM_PROMPT, AgentLoop, RunResult
 from endstate_harness.agent.oracle import OracleError, load_oracle, solution_provider
 from endstate_harness.agent.providers import (
@@ -55,7 +56,7 @@ errors = Console(stderr=True, highlight=False)
 
 
 def _bad(message: str) -> NoReturn:
-    errors.print(f"[bold red]error:[/] {message}")
+    errors.print(f"[bold red]error:[/] {markup(message)}")
     raise typer.Exit(2)
 
 
@@ -125,7 +126,7 @@ def _load_suite(suite: Path) -> list[Task]:
         if not found:  # not a task's own error (two tasks share an id): the loader says it
             _bad(str(exc))
         for d in found:
-            errors.print(f"{d.file}:{d.line}:{d.column}: {d.code} {d.message}", markup=False,
+            errors.print(shown(f"{d.file}:{d.line}:{d.column}: {d.code} {d.message}"), markup=False,
                          highlight=False, soft_wrap=True)  # fmt: skip
         _bad(f"{len(broken)} task(s) of {suite} do not load; nothing was run")
 
@@ -225,9 +226,9 @@ def eval_command(
                 mark = "ERROR" if result.error else ("pass" if result.passed else "FAIL")
                 if not quiet:  # tries are numbered from 1 wherever a person reads them
                     progress.console.print(
-                        f"{mark:5} {result.task_id} (try {result.attempt + 1}, "
-                        f"{result.steps} steps, {result.usage.total_tokens:,} tokens, "
-                        f"{result.wall_clock_s:.1f}s)",
+                        one_line(f"{mark:5} {result.task_id} (try {result.attempt + 1}, "
+                                 f"{result.steps} steps, {result.usage.total_tokens:,} tokens, "
+                                 f"{result.wall_clock_s:.1f}s)"),
                         markup=False,
                     )
                 progress.update(bar, advance=1, description=result.task_id)
@@ -279,7 +280,7 @@ def eval_exit_code(results: Sequence[Any]) -> int:
 
 def _print_run(result: RunResult) -> None:
     if result.final_text:
-        console.print(result.final_text, markup=False)
+        console.print(shown(result.final_text), markup=False)  # the model's words
     detail = (
         f"session {result.session_id}: stop {result.stop_reason}, {result.steps} steps, "
         f"{result.usage.total_tokens} tokens, {result.denied_calls} denied, "
@@ -287,7 +288,7 @@ def _print_run(result: RunResult) -> None:
     )
     errors.print(detail, markup=False)
     if result.error:
-        errors.print(f"[bold red]error:[/] {result.error}")
+        errors.print(f"[bold red]error:[/] {markup(result.error)}")
 
 
 def run_command(

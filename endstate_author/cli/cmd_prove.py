@@ -11,7 +11,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from endstate_author.cli import formats, progress
@@ -28,6 +27,8 @@ from endstate_author.prove import (
     default_jobs,
     prove_paths,
 )
+from endstate_author.textsafe import markup as escape  # shown, never obeyed
+from endstate_author.textsafe import one_line
 from endstate_harness.sandbox.choice import SandboxChoice
 
 
@@ -150,7 +151,7 @@ def _sarif(proofs: Sequence[TaskProof], spec: SandboxChoice) -> str:
 
 
 def _print_progress(task_id: str, check: str) -> None:
-    print(f"checking: {task_id}: {check}", file=sys.stderr, flush=True)
+    print(one_line(f"checking: {task_id}: {check}"), file=sys.stderr, flush=True)
 
 
 def summary_line(proofs: Sequence[TaskProof]) -> str:

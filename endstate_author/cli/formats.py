@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from endstate_author import __version__
+from endstate_author import __version__, textsafe
 from endstate_author.diagnostics import Diagnostic, display_path, read_source_lines
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -19,14 +18,12 @@ SARIF_SCHEMA = (
 )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def dumps(document: object) -> str:
-    """JSON text that is valid UTF-8 whatever it holds: a file name that is not UTF-8 (its
-    bytes are surrogates in a ``str``) is written as ``\\udcff`` escapes, never as raw bytes."""
-    text = json.dumps(document, indent=2, ensure_ascii=False)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """JSON text that is valid UTF-8 and safe on a terminal whatever it holds: a file name
+    that is not UTF-8 (its bytes are surrogates in a ``str``) is written as ``\\udcff``
+    escapes, never as raw bytes, and so are DEL, C1 controls and bidirectional overrides of
+    a message quoting the end state (:func:`endstate_author.textsafe.json_text`)."""
+    return textsafe.json_text(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def to_json(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
@@ -109,6 +106,8 @@ def render_sarif(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def _escape_data(text: str) -> str:
+    # GitHub's log shows ANSI colours: an escape sequence of the end state is made visible
+    text = textsafe.shown(text)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -177,7 +176,9 @@ def render_text(
     wrapped at all in a pipe or a log, where one finding per line reads and greps best)."""
     # deferred: rich costs ~25 ms to import, which json/sarif output and a clean lint skip
     from rich.console import Console
-    from rich.markup import escape  # deferred with rich.console, above
+
+    # every string printed here may quote the end state: made visible, never obeyed
+    escape = textsafe.markup
 
     console = Console(
         file=out, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=True
@@ -207,7 +208,7 @@ def render_text(
             console.print(f"{_INDENT}{escape(more)}")
         src = _source_line(d.file, d.line, cache)
         if src is not None and src.strip():
-            shown = src.expandtabs(4)
+            shown = textsafe.one_line(src.expandtabs(4))
             if len(shown) > 160:
                 shown = shown[:157] + "..."
             console.print(f"           [dim]│[/] {escape(shown)}")
@@ -218,4 +219,4 @@ def render_text(
     if summary:
         if diagnostics:
             console.print()
-        console.print(summary)
+        console.print(escape(summary))

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import IO, Any
 
 from endstate_author.prove.model import CheckResult, TaskProof
+from endstate_author.textsafe import json_text, one_line
 from endstate_harness.sandbox.choice import SandboxChoice
 
 
@@ -20,7 +21,7 @@ def task_line(proof: TaskProof) -> str:
     parts = ", ".join(f"{counts[o]} {_WORD[o]}" for o in _OUTCOMES)
     where = "cached" if proof.cached else f"{proof.seconds:.1f}s"
     verdict = "FINDINGS" if counts["fail"] else ("NOT PROVED" if counts["unassessed"] else "ok")
-    return f"proved {proof.task_id}: {verdict}: {parts} ({where})"
+    return one_line(f"proved {proof.task_id}: {verdict}: {parts} ({where})")
 
 
 _OUTCOMES = ("pass", "fail", "unassessed", "skipped")
@@ -80,10 +81,10 @@ class LiveProgress:
         lines = [f"proving: {self.done}/{self.total} task(s) done"]
         with self.lock:
             for task_id, checks in self.running.items():
-                lines.append(f"  {task_id}: {self.ended.get(task_id, 0)} check(s) ended")
+                lines.append(one_line(f"  {task_id}: {self.ended.get(task_id, 0)} check(s) ended"))
                 oldest = sorted(checks.items(), key=lambda kv: kv[1])[:6]
                 for name, since in oldest:
-                    lines.append(f"    running {name} ({now - since:.0f}s)")
+                    lines.append(one_line(f"    running {name} ({now - since:.0f}s)"))
                 if len(checks) > 6:
                     lines.append(f"    and {len(checks) - 6} more")
         return Text("\n".join(lines))
@@ -128,7 +129,8 @@ class JsonProgress:
         return None
 
     def _say(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=False) + "\n"
+        # a detail quoting the end state: data kept exactly, no control reaches a terminal
+        line = json_text(json.dumps(event, ensure_ascii=False)) + "\n"
         with self.lock:  # checks end on several threads: one whole line at a time
             self.out.write(line)
             self.out.flush()

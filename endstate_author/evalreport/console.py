@@ -1,4 +1,9 @@
-"""The eval summary on the console, as real tables."""
+"""The eval summary on the console, as real tables.
+
+Every string of the run (task ids, check names, details, errors: an exception message of the
+code under test, a child's stderr) goes out as a :class:`Text` of
+:mod:`endstate_author.textsafe`'s making: rich reads no markup in it, and no escape sequence or
+bidirectional override of it reaches the terminal."""
 
 from __future__ import annotations
 
@@ -12,8 +17,15 @@ from rich.text import Text
 from endstate_author.evalreport import units
 from endstate_author.evalreport.results import expected_failure
 from endstate_author.evalreport.run import Run, failing_checks, verdict
+from endstate_author.textsafe import one_line, shown
 
 _STYLE = {"pass": "green", "FAIL": "bold red", "ERROR": "yellow"}
+
+
+def _cell(value: object) -> Text:
+    """A table cell from the run's data: a :class:`Text` (rich reads no markup in it) of the
+    value with every control, escape and bidirectional character made visible."""
+    return Text(one_line(str(value)))
 
 
 def _pct(value: float | None) -> str:
@@ -47,7 +59,7 @@ def category_table(run: Run) -> Table:
         table.add_column(name, justify="left" if name == "category" else "right", no_wrap=True)
     for category, row in (run.summary.get("pass_rate_by_category") or {}).items():
         table.add_row(
-            category, str(row["passed"]), str(row["assessed"]), _pct(row.get("pass_rate"))
+            _cell(category), str(row["passed"]), str(row["assessed"]), _pct(row.get("pass_rate"))
         )
     return table
 
@@ -60,11 +72,11 @@ def runs_table(run: Run) -> Table:
     for r in run.rows:
         mark = verdict(r)
         table.add_row(
-            r["task_id"],
+            _cell(r["task_id"]),
             str(int(r.get("attempt", 0)) + 1),
-            str(r.get("category", "")),
+            _cell(r.get("category", "")),
             Text(mark, style=_STYLE[mark]),
-            str(r.get("stop_reason", "")) + (" (timeout)" if r.get("timed_out") else ""),
+            _cell(str(r.get("stop_reason", "")) + (" (timeout)" if r.get("timed_out") else "")),
             str(r.get("steps", 0)),
             f"{(r.get('usage') or {}).get('total_tokens', 0):,}",
             f"{float(r.get('wall_clock_s', 0.0)):.1f}",
@@ -80,24 +92,23 @@ def problems(run: Run) -> list[Any]:
         mark = verdict(r)
         if mark == "pass":
             continue
-        head = Text(f"{mark} {r['task_id']} (try {int(r.get('attempt', 0)) + 1})")
+        head = Text(one_line(f"{mark} {r['task_id']} (try {int(r.get('attempt', 0)) + 1})"))
         head.stylize(_STYLE[mark], 0, len(mark))
         out.append(head)
         if mark == "ERROR":
-            out.append(Padding(Text(str(r["error"]).rstrip()), (0, 0, 0, 4), expand=False))
+            out.append(Padding(Text(shown(str(r["error"]).rstrip())), (0, 0, 0, 4), expand=False))
             continue
         why = expected_failure(provider, str(r.get("category", "")))
         if why:
             out.append(Padding(Text(f"expected: {why}", style="dim"), (0, 0, 0, 4), expand=False))
         for check in failing_checks(r):
-            out.append(
-                Padding(Text(f"failed: {check.get('name', '')}"), (0, 0, 0, 4), expand=False)
-            )
+            name = one_line(f"failed: {check.get('name', '')}")
+            out.append(Padding(Text(name), (0, 0, 0, 4), expand=False))
             detail = str(check.get("detail") or "").rstrip()
             if detail:
-                out.append(Padding(Text(detail, style="dim"), (0, 0, 0, 6), expand=False))
+                out.append(Padding(Text(shown(detail), style="dim"), (0, 0, 0, 6), expand=False))
         if not failing_checks(r) and r.get("reason"):
-            out.append(Padding(Text(str(r["reason"])), (0, 0, 0, 4), expand=False))
+            out.append(Padding(Text(shown(str(r["reason"]))), (0, 0, 0, 4), expand=False))
     return out
 
 
@@ -106,8 +117,8 @@ def print_report(run: Run, console: Console) -> None:
     laid out wide enough for their widest row rather than wrapped at 80 columns."""
     if not console.is_terminal:
         console = Console(file=console.file, width=10_000, highlight=False, no_color=True)
-    title = f"Eval report: {run.data.get('model') or 'unknown model'}"
-    meta = (
+    title = one_line(f"Eval report: {run.data.get('model') or 'unknown model'}")
+    meta = one_line(
         f"provider {run.data.get('provider') or 'unknown'}, sandbox "
         f"{run.where}, {len(run.rows)} run(s), "
         f"{float(run.data.get('duration_s', 0.0)):.1f}s"

@@ -1,5 +1,10 @@
 """The eval report: ``report.md`` for people, ``results.json`` for machines. Errors are kept
 out of every rate, an unknown cost stays unknown, percentiles are nearest-rank.
+
+Every string of the run in report.md (task ids, check names, details, errors, which quote the
+code under test) is written by :mod:`endstate_author.textsafe` to render as exactly itself:
+no image, link, HTML or table break can come out of an exception message. results.json keeps
+them as data.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from endstate_author.evalreport import units
+from endstate_author.textsafe import md_block, md_code, md_text
 from endstate_harness.runner import SuiteResult, TaskResult
 from endstate_harness.sandbox.choice import where_ran
 
@@ -222,8 +228,9 @@ def _num(value: float | None, fmt: str = "{:.2f}") -> str:
     return "n/a" if value is None else fmt.format(value)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_cell = md_text
+"""A table cell or a line of text from the run: renders as exactly the text, never as
+markup (an exception message of the code under test holds whatever it likes)."""
 
 
 def render_markdown(
@@ -234,10 +241,10 @@ def render_markdown(
     est = " (est.)" if s["tokens_estimated"] else ""
     cost = "unknown" if s["cost_per_run_usd"] is None else f"${s['cost_per_run_usd']:.4f}"
     lines = [
-        f"# Eval report: {suite.model or 'unknown model'}",
+        f"# Eval report: {_cell(suite.model or 'unknown model')}",
         "",
-        f"- Started: {suite.started_at or 'unknown'}; wall clock {suite.duration_s:.1f}s",
-        f"- Provider: {suite.provider or 'unknown'}; sandbox: {where}",
+        f"- Started: {_cell(suite.started_at or 'unknown')}; wall clock {suite.duration_s:.1f}s",
+        f"- Provider: {_cell(suite.provider or 'unknown')}; sandbox: {_cell(where)}",
         f"- Runs: {s['runs']} ({suite.repeat} per task); assessed {s['assessed']}, "
         f"errors {s['errors']} (kept out of the pass rate)",
         "",
@@ -260,7 +267,8 @@ def render_markdown(
             "reported by the provider).",
         ]
     if s["unpriced_models"]:
-        lines += ["", "Cost unknown: no price for " + ", ".join(s["unpriced_models"]) + "."]
+        unpriced = _cell(", ".join(s["unpriced_models"]))
+        lines += ["", f"Cost unknown: no price for {unpriced}."]
     lines += [
         "",
         "## By category",
@@ -270,7 +278,8 @@ def render_markdown(
     ]
     for category, row in s["pass_rate_by_category"].items():
         lines.append(
-            f"| {category} | {row['passed']} | {row['assessed']} | {_pct(row['pass_rate'])} |"
+            f"| {_cell(category)} | {row['passed']} | {row['assessed']} "
+            f"| {_pct(row['pass_rate'])} |"
         )
     if s["flake"]:
         lines += [
@@ -283,7 +292,7 @@ def render_markdown(
         for task_id, row in s["flake"].items():
             mark = " (flaky)" if row["flaky"] else ""
             lines.append(
-                f"| `{task_id}` | {row['passed']} | {row['assessed']} | "
+                f"| {md_code(task_id, in_table=True)} | {row['passed']} | {row['assessed']} | "
                 f"{_pct(row['flake_rate'])}{mark} |"
             )
     lines += [
@@ -298,7 +307,8 @@ def render_markdown(
         if r.walls == "none" and not r.error:
             verdict += " (no walls)"  # graded where the agent's code could reach the host
         lines.append(
-            f"| `{r.task_id}` | {r.attempt + 1} | {r.category} | {verdict} | {r.stop_reason}"
+            f"| {md_code(r.task_id, in_table=True)} | {r.attempt + 1} | {_cell(r.category)} | "
+            f"{verdict} | {_cell(r.stop_reason)}"
             f"{' (timeout)' if r.timed_out else ''} | {r.steps} | {r.usage.total_tokens:,} | "
             f"{r.wall_clock_s:.1f} | {r.denied_calls} | {r.compaction_events} |"
         )
@@ -306,22 +316,23 @@ def render_markdown(
     if errors:
         lines += ["", "## Errors (not assessed)", ""]
         for r in errors:  # a traceback keeps its lines
-            lines += [f"### `{r.task_id}` (try {r.attempt + 1})", "", *_block(r.error), ""]
+            lines += [f"### {md_code(r.task_id)} (try {r.attempt + 1})", "", *md_block(r.error), ""]
     failures = [r for r in suite.results if not r.passed and not r.error]
     if failures:
         lines += ["", "## Failures", ""]
         for r in failures:
-            lines += [f"### `{r.task_id}` (try {r.attempt + 1})", ""]
+            lines += [f"### {md_code(r.task_id)} (try {r.attempt + 1})", ""]
             why = expected_failure(suite.provider, r.category)
             if why:
-                lines += [f"Expected: {why}", ""]
+                lines += [f"Expected: {why}", ""]  # the toolkit's own words
             failing = [c for c in r.checks if not c.passed]
             for c in failing:
                 detail = (c.detail or "").strip()
                 if "\n" in detail:
-                    lines += [f"- failed: {_cell(c.name)}", "", *_block(detail, "  "), ""]
+                    lines += [f"- failed: {_cell(c.name)}", "", *md_block(detail, "  "), ""]
                 else:
-                    lines.append(f"- failed: {_cell(c.name)}" + (f" ({detail})" if detail else ""))
+                    said = f" ({_cell(detail)})" if detail else ""
+                    lines.append(f"- failed: {_cell(c.name)}{said}")
             if not failing:
                 lines.append(f"- {_cell(r.reason or 'failed')}")
             lines.append("")
@@ -342,16 +353,6 @@ ORACLE_CANNOT_PASS = {
 def expected_failure(provider: str, category: str) -> str | None:
     """The reason a failure is expected (the plain oracle on compaction/permissioning)."""
     return ORACLE_CANNOT_PASS.get(category) if provider == "oracle" else None
-
-
-def _block(text: str, indent: str = "") -> list[str]:
-    """``text`` as a fenced block, every line kept (a traceback stays readable)."""
-    fence = "````" if "```" in text else "```"
-    return [
-        f"{indent}{fence}",
-        *(f"{indent}{line}" for line in text.splitlines()),
-        f"{indent}{fence}",
-    ]
 
 
 def write_report(
