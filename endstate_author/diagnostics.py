@@ -77,14 +77,31 @@ class Diagnostic:
 
 
 def display_path(path: Path, relative_to: Path | None = None) -> str:
-    """The path as the user gave it, or relative to the working directory when below it."""
+    """The path as the user gave it, or relative to the working directory when below it; a
+    name that is not UTF-8 as :func:`escaped`."""
     base = relative_to or Path.cwd()
     try:
         if path.is_absolute():
-            return path.relative_to(base).as_posix()
+            return escaped(path.relative_to(base).as_posix())
     except ValueError:
         pass
-    return path.as_posix()
+    return escaped(path.as_posix())
+
+
+def escaped(text: str) -> str:
+    """``text`` with the bytes of a name that is not UTF-8 shown as ``\\xe9`` escapes.
+
+    Why: Python reads such a name as lone surrogates (``caf\\udce9``), which text output would
+    write as a raw byte or refuse, JSON as a lone-surrogate escape no strict parser accepts,
+    and a message as whatever the formatter chose; one rendering, the same in text, JSON,
+    SARIF and the editor, is the one an author can search for."""
+    if text.isascii():
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to: its own bytes, escaped
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 SNIPPET_MAX_BYTES = 1 << 20

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from endstate_author.config import Config, discover, load_file
-from endstate_author.diagnostics import Diagnostic
-from endstate_harness.layout import TASK_FILE, find_task_dirs
+from endstate_author.diagnostics import Diagnostic, escaped
+from endstate_harness.layout import FIXTURE_DIR, TASK_FILE, find_task_dirs
 
 if TYPE_CHECKING:
     from endstate_author.lint.cache import LintCache
@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 
 NEEDS_OBJECT = ("ES1", "ES2", "ES3", "ES5")
 """Families that read the manifest's content: they run only when task.json is an object."""
+
+NEEDS_FIXTURE = (
+    "ES310", "ES312", "ES405", "ES406", "ES407", "ES408", "ES409", "ES412", "ES413", "ES415",
+    "ES501", "ES502", "ES503", "ES504", "ES506", "ES507", "ES601", "ES602", "ES603",
+)  # fmt: skip
+"""Rules that read the fixture's content: with no fixture/ they would report what is missing
+from an empty tree (a pinned test "not in the fixture", a tests folder "without
+__init__.py"), follow-ons of the one cause ES401 reports. They run once fixture/ exists."""
 
 MAX_FINDINGS_PER_RULE = 200
 """Per rule and task: a hostile or generated task.json with 20,000 broken graders gets the
@@ -81,10 +89,13 @@ def run_rules(ctx: TaskContext, config: Config) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     task_name = ctx.root.name
     is_object = ctx.is_object
+    has_fixture = ctx.has_dir(FIXTURE_DIR)
     for rule in _rules("task"):
         if not config.enabled(rule.code, task_name):
             continue
         if rule.code.startswith(NEEDS_OBJECT) and not is_object:
+            continue
+        if rule.code in NEEDS_FIXTURE and not has_fixture:
             continue
         try:
             assert rule.func is not None
@@ -109,6 +120,7 @@ def run_rules(ctx: TaskContext, config: Config) -> list[Diagnostic]:
             )
         for diag in found:
             diag.rule = rule.code
+            diag.message = escaped(diag.message)  # a name that is not UTF-8, one way
             if config.enabled(diag.code, task_name):
                 out.append(config.apply(diag))
     return out
@@ -127,6 +139,7 @@ def run_suite_rules(contexts: Sequence[TaskContext], config: Config) -> list[Dia
             continue
         for diag in found:
             diag.rule = rule.code
+            diag.message = escaped(diag.message)  # a name that is not UTF-8, one way
             if config.enabled(diag.code, diag.file.parent.name):
                 out.append(config.apply(diag))
     return out
@@ -167,10 +180,12 @@ def resolve_targets(
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise UsageError(f"{path}: no such file or folder")
-        if path.name == TASK_FILE and not path.is_dir():
+        if path.name == TASK_FILE:
+            # a task.json that is a folder names its task all the same: ES001 there, as when
+            # the task or its suite is named
             targets.append((path.parent, path.parent.parent, None))
         elif path.is_dir():
-            if (path / TASK_FILE).exists():
+            if (path / TASK_FILE).exists() or (path / TASK_FILE).is_symlink():
                 targets.append((path, path.parent, None))
             else:
                 # found without following a link: each lies below the suite's real folder

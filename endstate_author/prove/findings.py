@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from endstate_author.config import discover
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.diagnostics import Diagnostic, escaped
 from endstate_author.lint.context import TaskContext
 from endstate_author.lint.run import lint_paths
-from endstate_author.prove import messages
+from endstate_author.prove import messages, preflight
 from endstate_author.prove.checks import mutants
 from endstate_author.prove.model import CheckResult, TaskProof
 from endstate_author.rules.es3_assertions import verdict_in_process
@@ -55,6 +55,54 @@ LOAD_STOPPERS = ("ES0", "ES1", "ES2", "ES401")
 the grader entries, a missing fixture/."""
 
 
+GRADER_STOPPERS = ("ES0", "ES1", "ES2")
+"""Lint's codes for a grader entry the harness cannot resolve (the manifest's keys and values,
+the grader's name, its arguments against its signature)."""
+
+
+def _stoppers(task_root: Path, prefixes: tuple[str, ...]) -> list[Diagnostic]:
+    """Lint's errors of ``prefixes`` for the task, as its suite's configuration has them."""
+    try:
+        found = lint_paths([task_root]).diagnostics
+    except Exception:  # lint's own usage errors: no finding to stop on
+        return []
+    return [d for d in found if d.severity == "error" and d.code.startswith(prefixes)]
+
+
+def stopped(task_root: Path, suspects: set[str]) -> TaskProof | None:
+    """The proof of a task lint rejects for a reason that keeps every check from running
+    (``preflight.suspects`` said where to look): lint's findings, once, and one check row;
+    None when lint finds no such error (the checks run and say what they find)."""
+    prefixes: tuple[str, ...] = ()
+    if preflight.GRADERS in suspects:
+        prefixes += GRADER_STOPPERS
+    if preflight.LINKS in suspects:
+        prefixes += ("ES410",)  # a link out of the trees: the sandbox refuses to copy them
+    if preflight.SPECIAL in suspects:
+        prefixes += ("ES414",)  # a fifo, socket or device: no sandbox copies it
+    causes = _stoppers(task_root, prefixes) if prefixes else []
+    if not causes:
+        return None
+    listed = ", ".join(f"{d.code} at {_where(task_root, d)}" for d in causes)
+    proof = TaskProof(task_root.name, task_root, diagnostics=causes)
+    proof.checks.append(CheckResult(
+        "load", "directions", "fail",
+        detail=f"the task cannot be graded ({listed}), so nothing else was checked",
+    ))
+    return proof
+
+
+def _where(task_root: Path, d: Diagnostic) -> str:
+    """``line:column`` in task.json, else the file's path in the task and its line."""
+    if d.file == task_root / "task.json":
+        return f"{d.line}:{d.column}"
+    try:
+        rel = d.file.relative_to(task_root).as_posix()
+    except ValueError:
+        rel = d.file.name
+    return f"{escaped(rel)}:{d.line}"
+
+
 def load_failure(task_root: Path, error: str) -> TaskProof:
     """A task that does not load: lint's own findings for the cause (ES001 invalid JSON,
     ES101 an unknown key…), at their positions, never an environment problem (ES908).
@@ -66,7 +114,7 @@ def load_failure(task_root: Path, error: str) -> TaskProof:
     causes = [d for d in found if d.severity == "error" and d.code.startswith(LOAD_STOPPERS)]
     proof = TaskProof(task_root.name, task_root)
     if causes:
-        listed = ", ".join(f"{d.code} at {d.line}:{d.column}" for d in causes)
+        listed = ", ".join(f"{d.code} at {_where(task_root, d)}" for d in causes)
         detail = f"the task does not load ({listed}), so nothing else was checked"
         proof.diagnostics = causes
     else:
@@ -87,12 +135,14 @@ def failed_proof(root: Path, exc: Exception) -> TaskProof:
         "utf-8", "backslashreplace")
     result = CheckResult(
         "prove", "directions", "unassessed", code="ES908",
-        detail=f"proving this task failed in prove itself, so nothing was proved: {why} "
-        "(please report it)",
+        detail=f"proving this task failed in prove itself, so nothing was proved: {why}",
     )
     proof = TaskProof(root.name, root, [result])
+    # the cause is prove's own failure, not the environment: ES908's usual fix ("start
+    # Docker, build the image") would send the author the wrong way
+    fix = "this is a failure of prove itself, not of the task or the environment: report it."
     proof.diagnostics.append(messages.diagnostic_at(
-        root, "ES908", messages.message("ES908", [result]), None))
+        root, "ES908", messages.message("ES908", [result], fix=fix), None))
     try:
         proof.diagnostics.extend(static_warnings(root, root.parent))
     except Exception:  # the static findings are a courtesy here, not a second failure

@@ -31,11 +31,14 @@ LEADS = {
 }
 """Each code's outcome, as the first words of its finding."""
 
-FOLLOWS_FROM = {
-    "ES906": "ES901", "ES910": "ES901", "ES911": "ES901", "ES914": "ES901", "ES907": "ES902",
+FOLLOWS_FROM: dict[str, tuple[str, ...]] = {
+    "ES906": ("ES901",), "ES910": ("ES901",), "ES911": ("ES901", "ES903"),
+    "ES914": ("ES901",), "ES907": ("ES902",),
 }  # fmt: skip
-"""code -> the code it follows from: when both fire, only the cause is reported (the oracle
-writes the very solution ES902 found failing, so its run through the harness fails too)."""
+"""code -> the codes it follows from, first first: when one of them fires too, only the cause
+is reported (the oracle writes the very solution ES902 found failing, so its run through the
+harness fails too; a holdout file that never runs, ES903, kills no mutant, so the survivors
+are counted under it until it runs, not listed one by one)."""
 
 _FOLDED_NAMES = {
     "ES914": "holdout check(s)",
@@ -44,7 +47,7 @@ _FOLDED_NAMES = {
     "ES910": "declared defect(s)",
     "ES911": "mutant(s) of the solution",
 }
-_FOLDED_VERB = {"ES901": "pass too", "ES902": "fail too"}
+_FOLDED_VERB = {"ES901": "pass too", "ES902": "fail too", "ES903": "survive"}
 
 
 def fix_line(code: str) -> str:
@@ -74,8 +77,11 @@ def _common_prefix(details: Sequence[str]) -> str:
     return cut[: cut.rfind(" ") + 1] if " " in cut else ""
 
 
-def message(code: str, results: Sequence[CheckResult], also: str = "") -> str:
-    """One finding for ``results`` (same code, same place): outcome, what differs, fix."""
+def message(
+    code: str, results: Sequence[CheckResult], also: str = "", fix: str | None = None
+) -> str:
+    """One finding for ``results`` (same code, same place): outcome, what differs, fix (the
+    code's own, unless the caller knows the cause better: ``fix``)."""
     lead = LEADS.get(code, "fails")
     details = [r.detail or r.check for r in results]
     if len(results) == 1:
@@ -93,7 +99,7 @@ def message(code: str, results: Sequence[CheckResult], also: str = "") -> str:
     text = f"{lead}: {body}" if body else lead
     if also:
         text += f" ({also})"
-    fix = fix_line(code)
+    fix = fix_line(code) if fix is None else fix
     return f"{text.rstrip('.')}. Fix: {fix}" if fix else text
 
 
@@ -147,8 +153,8 @@ def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnost
     folded: dict[str, dict[str, int]] = {}
     for check in findings:
         code = check.code or "ES908"
-        cause = FOLLOWS_FROM.get(code)
-        if cause is not None and cause in fired:
+        cause = next((c for c in FOLLOWS_FROM.get(code, ()) if c in fired), None)
+        if cause is not None:
             counts = folded.setdefault(cause, {})
             counts[code] = counts.get(code, 0) + 1
             continue

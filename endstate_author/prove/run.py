@@ -10,6 +10,7 @@ from pathlib import Path
 
 from endstate_author import interrupts
 from endstate_author.lint.run import cores, resolve_targets
+from endstate_author.prove import preflight
 from endstate_author.prove.checks import CHECK_GROUPS, GROUPS
 from endstate_author.prove.model import (
     DEFAULT_MUTANT_BUDGET,
@@ -199,11 +200,19 @@ def prove_task(
                 for check in cached.checks:
                     options.on_check_done(task.id, check.check, check)
             return cached
-    prestart(options.sandbox, task)
     suite_root = suite_root or root.parent
-    ctx = ProveContext(
-        task, options.sandbox, grader_search_paths(root, suite_root=suite_root), suite_root
-    )
+    search_paths = grader_search_paths(root, suite_root=suite_root)
+    suspects = preflight.suspects(task, search_paths)
+    if suspects:
+        # deferred: lint, which a task that nothing keeps from grading needs only at the end
+        from endstate_author.prove import findings
+
+        stop = findings.stopped(root, suspects)
+        if stop is not None:  # one cause, one message: lint's, not one per check
+            stop.seconds = time.perf_counter() - started
+            return stop
+    prestart(options.sandbox, task)
+    ctx = ProveContext(task, options.sandbox, search_paths, suite_root)
     planned = plan_jobs(
         task,
         options.only,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit, describe_json
-from endstate_author.lint.context import TaskContext
+from endstate_author.lint.context import MAX_MANIFEST_BYTES, TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.suggest import did_you_mean, unique_suggestion
 from endstate_harness.layout import CATEGORIES, STOP_REASONS
@@ -429,9 +431,33 @@ def no_usable_context(ctx: TaskContext) -> Iterator[Diagnostic]:
         )
 
 
+def _undecodable(path: Path) -> tuple[int, int, int] | None:
+    """(line, column, byte) of the first byte of ``path`` that is not UTF-8, or None.
+
+    Why here and not in the context's ``prompt_md``: that one replaces bad bytes so the other
+    rules can read the text; the task loader refuses the file, and lint must say so."""
+    data = b""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_MANIFEST_BYTES + 1)
+        whole = len(data) <= MAX_MANIFEST_BYTES
+        data = data[:MAX_MANIFEST_BYTES]
+        # a cut may fall inside a character: only a whole file must end on a whole one
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
+    except UnicodeDecodeError as exc:
+        head = data[: exc.start]
+        line = head.count(b"\n") + 1
+        column = len(head) - (head.rfind(b"\n") + 1) + 1
+        return line, column, data[exc.start]
+    except OSError:
+        return None
+    return None
+
+
 @rule("ES109", "prompt")
 def prompt_problems(ctx: TaskContext) -> Iterator[Diagnostic]:
-    """No prompt at all (E); both prompt.md and a `prompt` key (W); prompt.md empty (E).
+    """No prompt at all (E); both prompt.md and a `prompt` key (W); prompt.md empty or not
+    UTF-8 (E).
 
     ## What it checks
     A task needs a prompt from prompt.md or the `prompt` key; prompt.md wins.
@@ -462,6 +488,16 @@ def prompt_problems(ctx: TaskContext) -> Iterator[Diagnostic]:
             )
         return
     prompt_path = ctx.root / "prompt.md"
+    bad = _undecodable(prompt_path)
+    if bad is not None:
+        line, column, byte = bad
+        yield ctx.at_file(
+            "ES109",
+            f"prompt.md is not UTF-8 (byte 0x{byte:02x} at {line}:{column}): the task cannot "
+            "load, so the agent is told nothing; save it as UTF-8",
+            prompt_path, line=line, column=column, end_column=column + 1, severity="error",
+        )
+        return
     if not md.strip():
         fix = _move_prompt_fix(ctx, str(key_text)) if has_key else None
         yield ctx.at_file(

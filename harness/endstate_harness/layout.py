@@ -60,7 +60,8 @@ COUNTERS: dict[str, str] = {
 def find_task_dirs(
     root: Path | str, scanned: list[tuple[str, os.stat_result | None]] | None = None
 ) -> list[Path]:
-    """Every folder holding a task.json below ``root`` (or ``root`` itself), sorted.
+    """Every folder holding a task.json (a file, or a folder by mistake) below ``root`` (or
+    ``root`` itself), sorted.
 
     Pruned names and symlinked directories are not descended into, so a symlink loop
     cannot make discovery run forever. Kinds come from the directory listing (no stat per
@@ -69,7 +70,7 @@ def find_task_dirs(
     the result depends on, for a caller that keeps it while those folders are unchanged.
     """
     root = Path(root)
-    if (root / TASK_FILE).is_file():
+    if (root / TASK_FILE).is_file() or (root / TASK_FILE).is_dir():
         return [root]
     found: list[str] = []
     skip = (FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR, DEFECTS_DIR)
@@ -90,7 +91,9 @@ def find_task_dirs(
             try:
                 if entry.name in PRUNED_NAMES or entry.is_symlink():
                     continue
-                if entry.name == TASK_FILE and entry.is_file():
+                if entry.name == TASK_FILE:
+                    # a task.json that is a folder is still a task, whose manifest cannot
+                    # load: its own finding (ES001), as when the task itself is named
                     found.append(folder)
                 elif entry.is_dir() and entry.name not in skip:
                     stack.append(entry.path)

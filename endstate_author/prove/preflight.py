@@ -1,0 +1,77 @@
+"""Whether a task that loads can be graded at all, asked once before any check is planned.
+
+Why: a task lint already rejects for a reason every check shares — a grader whose arguments
+do not fit its signature, a link out of the task's trees, a fifo no sandbox can copy — used to
+be proved check by check: each of its 60-90 checks came back *unassessed* with the same
+sentence, and the summary ended with ES908's "start Docker, build the image", which is the
+wrong fix. One cause is one message: prove reports the lint finding that stops it, once.
+
+The look here is cheap (the harness's own resolution of each grader entry, and an ``lstat``
+walk of the trees, links never followed): nothing of lint is imported unless it finds a
+suspect, so a sound task pays a few milliseconds. What it finds is only a suspicion; the
+finding itself comes from lint's rules (``findings.stopped``), so prove stops exactly where
+lint reports an error and never on its own guess.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from endstate_harness.errors import GraderContractError
+from endstate_harness.graders.resolver import resolve
+from endstate_harness.task import Task
+
+GRADERS = "graders"
+"""A grader entry the harness cannot resolve: lint's ES0-ES2 errors say which and where."""
+LINKS = "links"
+"""A link in the task's trees: lint's ES410 error says when it leads out of them (the sandbox
+refuses to copy such a tree)."""
+SPECIAL = "special"
+"""A fifo, socket or device in the task's trees, which no sandbox copies: lint's ES414."""
+
+
+def suspects(task: Task, search_paths: Sequence[Path]) -> set[str]:
+    """What may keep every check of ``task`` from running: :data:`GRADERS`, :data:`LINKS`,
+    :data:`SPECIAL`."""
+    found: set[str] = set()
+    for spec in task.graders:
+        try:
+            resolve(spec, search_paths=search_paths)
+        except GraderContractError:
+            found.add(GRADERS)
+            break
+    roots = [task.fixture, task.holdout, task.solution]
+    defects = task.root / "defects"
+    try:
+        roots.extend(entry for entry in defects.iterdir() if entry.is_dir())
+    except OSError:
+        pass
+    for root in roots:
+        if root is not None:
+            found |= _odd_entries(root)
+    return found
+
+
+def _odd_entries(root: Path) -> set[str]:
+    """:data:`LINKS` and :data:`SPECIAL` as the tree at ``root`` holds them. Iterative (a
+    tree's depth never meets Python's recursion limit) and never through a link; a folder
+    that cannot be listed is left to the checks, which say why."""
+    found: set[str] = set()
+    stack = [os.fspath(root)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    if stat.S_ISDIR(mode):
+                        stack.append(entry.path)
+                    elif stat.S_ISLNK(mode):
+                        found.add(LINKS)
+                    elif not stat.S_ISREG(mode):
+                        found.add(SPECIAL)
+        except OSError:
+            continue
+    return found
