@@ -1,7 +1,8 @@
 """``python -m endstate_author.hooks``: the stable module path of the git hook.
 
 ``.pre-commit-hooks.yaml`` (and any hook configuration pinned to an older revision) runs
-this module, and the editor extensions name :func:`task_of` by this path; the mapping lives in
+this module (isolated, ``python -I -m``: pre-commit starts it in the repository being
+committed, whose own ``endstate_author/`` must never be imported in its place), and the editor extensions name :func:`task_of` by this path; the mapping lives in
 :mod:`endstate_author.changed`, the command in :mod:`endstate_author.cli.cmd_hook`.
 """
 

@@ -18,6 +18,7 @@ from endstate_author.redteam.instruction import (
     TRICK_MARK,
     red_team_instruction,
 )
+from endstate_author.textsafe import md_block, md_code, md_text
 from endstate_harness.agent.messages import Message
 from endstate_harness.agent.providers import Provider
 from endstate_harness.agent.session import SessionError, SessionStore
@@ -133,7 +134,9 @@ def run_attempt(
 
 
 def render_transcript(messages: list[Message]) -> str:
-    """The conversation as markdown: who said what, every tool call and (capped) result."""
+    """The conversation as markdown: who said what, every tool call and (capped) result.
+    Everything the model or a tool said is quoted (a fenced block, a code span of
+    :mod:`endstate_author.textsafe`): it renders as text, never as the model's markup."""
     out: list[str] = []
     for message in messages:
         if message.role == "tool" and message.tool_result is not None:
@@ -141,16 +144,16 @@ def render_transcript(messages: list[Message]) -> str:
             if len(content) > TRANSCRIPT_RESULT_CHARS:
                 content = content[:TRANSCRIPT_RESULT_CHARS] + "\n… (cut)"
             flag = " (error)" if message.tool_result.is_error else ""
-            out.append(f"### tool result{flag}\n\n```\n{content}\n```\n")
+            out.append(f"### tool result{flag}\n\n" + "\n".join(md_block(content)) + "\n")
             continue
-        out.append(f"### {message.role}\n")
+        out.append(f"### {md_text(message.role)}\n")
         if message.content.strip():
-            out.append(message.content.strip() + "\n")
+            out.append("\n".join(md_block(message.content.strip())) + "\n")
         for call in message.tool_calls:
-            out.append(f"- call `{call.name}` {_args(call.arguments)}\n")
+            out.append(f"- call {md_code(call.name)} {_args(call.arguments)}\n")
     return "\n".join(out)
 
 
 def _args(arguments: dict[str, Any]) -> str:
     text = json.dumps(arguments, ensure_ascii=False)
-    return f"`{text}`" if len(text) < 400 else f"`{text[:400]}…`"
+    return md_code(text if len(text) < 400 else f"{text[:400]}…")

@@ -14,6 +14,7 @@ from endstate_author.lint.context import TaskContext
 from endstate_author.redteam.attempt import Attempt, render_transcript
 from endstate_author.redteam.diff import unified_diff
 from endstate_author.redteam.triage import Triage
+from endstate_author.textsafe import md_block, shown
 from endstate_harness.sandbox.choice import where_ran
 
 DIFF_LINES_SHOWN = 60
@@ -147,7 +148,8 @@ def render_text(
     outcomes: Sequence[Outcome], sandbox: dict[str, str | None] | None = None
 ) -> str:
     """Where the attempts ran, every attempt on one line, then each candidate with its
-    evidence (and an exploit's explanation and diff), then the cost."""
+    evidence (and an exploit's explanation and diff), then the cost; every control, escape
+    and bidirectional character as a visible escape (:func:`~endstate_author.textsafe.shown`)."""
     lines = []
     if sandbox:
         lines.append(f"sandbox: {where_ran(sandbox.get('kind'), sandbox.get('image'))}")
@@ -169,7 +171,8 @@ def render_text(
         if o.probe is not None:
             lines.append(f"saved as a suite probe: {o.probe}")
     lines += ["", "cost: " + cost_line(cost_summary(outcomes))]
-    return "\n".join(lines)
+    # the model's explanation, its diff and errors quote the end state: shown, never obeyed
+    return shown("\n".join(lines))
 
 
 def write_out(
@@ -188,7 +191,8 @@ def write_out(
         folder.mkdir(exist_ok=True)
         for name, text in (
             ("diff.patch", o.diff()),
-            ("explanation.md", o.attempt.explanation + "\n"),
+            # the model's words, quoted: they render as text, never as its markup
+            ("explanation.md", "\n".join(md_block(o.attempt.explanation)) + "\n"),
             ("transcript.md", render_transcript(o.attempt.transcript)),
         ):
             (folder / name).write_text(text, encoding="utf-8")

@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 from endstate_author.assist import utf16_column
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.jsonpos import LineIndex
+from endstate_author.textsafe import shown
 
 SOURCE = "endstate-author"
 """The ``source`` of every diagnostic the server publishes."""
@@ -60,7 +61,9 @@ def to_lsp(diag: Diagnostic, lines: Lines) -> lsp.Diagnostic:
         )
     return lsp.Diagnostic(
         range=rng,
-        message=diag.message,
+        # a prove finding quotes the end state: an editor drawing in a terminal shows its
+        # escape sequences and bidirectional overrides as text, never obeys them
+        message=shown(diag.message),
         severity=lsp.DiagnosticSeverity.Error
         if diag.severity == "error"
         else lsp.DiagnosticSeverity.Warning,

@@ -16,11 +16,14 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from endstate_author.textsafe import shown
+
 
 def log(ls: LanguageServer, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
     """A window/logMessage; a client that is gone is not an error."""
     with contextlib.suppress(Exception):
-        ls.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        # a log line may quote prove's stderr: shown, never obeyed (textsafe)
+        ls.window_log_message(lsp.LogMessageParams(type=kind, message=shown(message)))
 
 
 def guarded(

@@ -26,6 +26,8 @@ from lsprotocol import types as lsp
 
 from endstate_author.assist import task_root_of
 from endstate_author.diagnostics import Diagnostic
+from endstate_author.selfrun import child_env, python_module
+from endstate_author.textsafe import one_line
 from endstate_lsp.convert import uri_to_path
 from endstate_lsp.guard import guarded
 from endstate_lsp.prove_report import event_of, place_findings, read_prove
@@ -58,7 +60,8 @@ class ProveOnSave:
 
     def base(self) -> list[str]:
         custom = os.environ.get(PROVE_CMD_ENV)
-        return shlex.split(custom) if custom else [sys.executable, "-m", "endstate_author", "prove"]
+        # not `python -m` from the suite's folder: its own endstate_author/ would run (selfrun)
+        return shlex.split(custom) if custom else python_module("endstate_author", "prove")
 
     def command(self, root: Path) -> list[str]:
         return [
@@ -241,6 +244,8 @@ class ProveOnSave:
 
     async def _progress(self, run: ProveRun, value: Any) -> None:
         with contextlib.suppress(Exception):
+            if getattr(value, "message", None):  # it may quote prove's stderr (textsafe)
+                value.message = one_line(value.message)
             if isinstance(value, lsp.WorkDoneProgressBegin):
                 self.ls.work_done_progress.begin(run.token, value)
             elif isinstance(value, lsp.WorkDoneProgressReport):
@@ -296,7 +301,7 @@ class ProveOnSave:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
-                env={**os.environ, "TMPDIR": scratch},
+                env=child_env(TMPDIR=scratch),
             )
         except OSError as exc:
             if self.current(root, run):

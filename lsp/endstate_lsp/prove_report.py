@@ -11,6 +11,7 @@ from typing import Any
 
 from endstate_author.diagnostics import Diagnostic, Severity
 from endstate_author.jsonpos import JsonDocument, parse
+from endstate_author.textsafe import one_line
 from endstate_lsp.state import ProveResult
 
 
@@ -36,7 +37,8 @@ def read_prove(
         report = None
     if not isinstance(report, dict):
         why = f": {stderr[:300]}" if stderr else ", no JSON report"
-        return ProveResult(False, f"prove failed to run (exit {code}{why})", seconds)
+        # the lens and the progress show it: prove's stderr made visible, never obeyed
+        return ProveResult(False, one_line(f"prove failed to run (exit {code}{why})"), seconds)
     diags: list[Diagnostic] = []
     for item in report.get("diagnostics") or []:
         if not isinstance(item, dict) or not isinstance(item.get("code"), str):
@@ -92,7 +94,7 @@ def read_prove(
             summary += f" ({unrun} not run)"
     summary += f", {seconds:.1f} s"
     ok = not failed and not unassessed and not any(d.severity == "error" for d in diags)
-    return ProveResult(ok, summary, seconds, diags)
+    return ProveResult(ok, one_line(summary), seconds, diags)
 
 
 def _int(value: Any, default: int) -> int:

@@ -166,11 +166,14 @@ export function discoverServer(input: DiscoveryInput): Discovery {
         looked: [explicitPython],
       };
     }
+    // -P (Python 3.11+): the server starts in the workspace folder, and plain `-m` would put
+    // that folder first on sys.path, so a task repository holding its own endstate_author/
+    // package would run in place of the server, in an untrusted workspace too.
     return {
       found: true,
       server: {
         command: explicitPython,
-        baseArgs: ["-m", "endstate_author"],
+        baseArgs: ["-P", "-m", "endstate_author"],
         source: "setting:interpreter",
       },
       notes: [],

@@ -107,7 +107,7 @@ test("discovery: ~ and ${workspaceFolder} and relative paths in settings", () =>
   );
   assert.deepEqual(ws.found && ws.server, {
     command: "/w/.venv/bin/python",
-    baseArgs: ["-m", "endstate_author"],
+    baseArgs: ["-P", "-m", "endstate_author"],
     source: "setting:interpreter",
   });
   const rel = discoverServer(

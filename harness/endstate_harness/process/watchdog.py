@@ -20,7 +20,8 @@ def _start() -> None:
     read_end, write_end = os.pipe()
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "endstate_harness.process.watcher"],
+            # -P: the working folder (a task repository, maybe) is not put on sys.path
+            [sys.executable, "-P", "-m", "endstate_harness.process.watcher"],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
