@@ -1,15 +1,28 @@
-"""The agent's tools: read, write, edit, glob, grep and bash."""
+"""The agent's tools: read, write, edit, glob, grep and bash.
+
+The tree they work on is the agent's, made with a shell that can leave links out of it,
+fifos, device nodes and trees deeper than any recursion limit. So every file tool goes
+through one confinement, :mod:`endstate_harness.agent.confined` (a directory descriptor,
+names reached one component at a time with ``O_NOFOLLOW``, links followed only inside the
+tree, special files refused before they are opened, every walk and answer bounded). read,
+write, edit and glob do bounded work there, in this process; grep runs the same module as a
+program through the workspace's own shell (behind the sandbox's walls, with the call's
+deadline), because a regular expression can backtrack for ever and cannot be interrupted
+here. bash runs in the workspace's shell with the call's deadline.
+"""
 
 from __future__ import annotations
 
-import fnmatch
+import functools
+import json
 import os
-import re
+import shlex
 import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from endstate_harness.agent import confined
 from endstate_harness.agent.argcheck import fits
 from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.process.cleanup import defer_signals
@@ -18,6 +31,8 @@ from endstate_harness.sandbox.base import ExecResult, PathEscapeError
 
 MAX_OUTPUT_CHARS = 20_000
 DEFAULT_BASH_TIMEOUT_S = 120.0
+FILE_TOOL_TIMEOUT_S = 60.0
+"""The deadline of a file tool run in the workspace's shell (grep) when the loop gives none."""
 
 
 class ToolError(Exception):
@@ -175,7 +190,7 @@ class Tool(ABC):
             raise ToolError(f"bad arguments for {self.name}: {error}") from None
         try:
             return truncate(self.run(arguments, workspace, **limits))
-        except PathEscapeError as exc:
+        except (PathEscapeError, confined.Refused) as exc:
             raise ToolError(str(exc)) from None
         except UnicodeDecodeError:
             raise ToolError("the file is not UTF-8 text") from None
@@ -217,16 +232,10 @@ class ReadTool(Tool):
     )
 
     def run(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
-        path = workspace.path(arguments["path"])
-        if not path.is_file():
-            raise ToolError(f"no such file: {arguments['path']}")
-        text = path.read_text(encoding="utf-8")
-        if "offset" in arguments or "limit" in arguments:
-            lines = text.splitlines(keepends=True)
-            start = arguments.get("offset", 1) - 1
-            end = start + arguments["limit"] if "limit" in arguments else len(lines)
-            text = "".join(lines[start:end])
-        return text
+        with _tree(workspace) as tree:
+            return confined.read(
+                tree, arguments["path"], arguments.get("offset"), arguments.get("limit")
+            )
 
 
 class WriteTool(Tool):
@@ -235,12 +244,8 @@ class WriteTool(Tool):
     parameters = _obj({"path": _PATH, "content": {"type": "string"}}, ["path", "content"])
 
     def run(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
-        path = workspace.path(arguments["path"])
-        if path.is_dir():
-            raise ToolError(f"{arguments['path']} is a directory")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(arguments["content"], encoding="utf-8")
-        return f"wrote {len(arguments['content'])} characters to {arguments['path']}"
+        with _tree(workspace) as tree:
+            return confined.write(tree, arguments["path"], arguments["content"])
 
 
 class EditTool(Tool):
@@ -260,49 +265,17 @@ class EditTool(Tool):
     )
 
     def run(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
-        path = workspace.path(arguments["path"])
-        if not path.is_file():
-            raise ToolError(f"no such file: {arguments['path']}")
-        text = path.read_text(encoding="utf-8")
-        old, new = arguments["old"], arguments["new"]
-        if new and new in text and old not in text.replace(new, "\x00"):
-            # Every remaining `old` sits inside an applied `new` (or none is left): the edit
-            # is already done. Without this, re-running `demo` -> `demo, fixed` after a
-            # resume would give `demo, fixed, fixed`: edit is idempotent only by this rule.
-            return f"{arguments['path']} already has this edit applied; nothing to do"
-        count = text.count(old)
-        if count == 0:
-            raise ToolError(f"`old` was not found in {arguments['path']}")
-        if count > 1 and not arguments.get("replace_all", False):
-            raise ToolError(f"`old` occurs {count} times; make it unique or set replace_all")
-        path.write_text(text.replace(old, new), encoding="utf-8")
-        return f"replaced {count} occurrence(s) in {arguments['path']}"
+        with _tree(workspace) as tree:
+            return confined.edit(
+                tree,
+                arguments["path"],
+                arguments["old"],
+                arguments["new"],
+                bool(arguments.get("replace_all", False)),
+            )
 
 
-def _walk_files(root: Path) -> list[str]:
-    """Relative forward-slash paths of every file below ``root``; symlinks are not followed."""
-    found: list[str] = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in PRUNED_NAMES)
-        rel_folder = os.path.relpath(folder, root)
-        for name in sorted(files):
-            rel = name if rel_folder == "." else f"{rel_folder}/{name}"
-            found.append(rel.replace(os.sep, "/"))
-    return found
-
-
-def glob_match(rel: str, pattern: str) -> bool:
-    """fnmatch on forward-slash paths, as the graders use (``*`` crosses folders).
-
-    A leading ``**/`` also matches at the top level, so ``**/*.py`` finds ``a.py``.
-    """
-    if fnmatch.fnmatchcase(rel, pattern):
-        return True
-    while pattern.startswith("**/"):
-        pattern = pattern[3:]
-        if fnmatch.fnmatchcase(rel, pattern):
-            return True
-    return False
+glob_match = confined.glob_match
 
 
 class GlobTool(Tool):
@@ -311,11 +284,14 @@ class GlobTool(Tool):
     parameters = _obj({"pattern": {"type": "string", "minLength": 1}}, ["pattern"])
 
     def run(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
-        hits = [r for r in _walk_files(workspace.live) if glob_match(r, arguments["pattern"])]
-        return "\n".join(hits) if hits else "(no matches)"
+        with _tree(workspace) as tree:
+            return confined.glob(tree, arguments["pattern"], PRUNED_NAMES)
 
 
 class GrepTool(Tool):
+    """Runs where the agent's shell runs (see :func:`_shipped`): a regular expression can
+    backtrack for ever, and ``re`` cannot be interrupted in this process."""
+
     name = "grep"
     description = (
         "Search text files for a Python regex; answers path:line:text. `glob` narrows the "
@@ -331,29 +307,39 @@ class GrepTool(Tool):
     )
 
     def run(self, arguments: dict[str, Any], workspace: Workspace, **limits: Any) -> str:
-        flags = re.IGNORECASE if arguments.get("ignore_case") else 0
-        try:
-            regex = re.compile(arguments["pattern"], flags)
-        except re.error as exc:
-            raise ToolError(f"invalid regex: {exc}") from None
-        pattern = arguments.get("glob", "*")
-        root = workspace.live
-        hits: list[str] = []
-        size = 0
-        for rel in _walk_files(root):
-            if not glob_match(rel, pattern):
-                continue
-            try:
-                text = (root / rel).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            for number, line in enumerate(text.splitlines(), start=1):
-                if regex.search(line):
-                    hits.append(f"{rel}:{number}:{line.rstrip()}")
-                    size += len(hits[-1])
-            if size > MAX_OUTPUT_CHARS:
-                break
-        return "\n".join(hits) if hits else "(no matches)"
+        request = {"op": "grep", "prune": sorted(PRUNED_NAMES), **arguments}
+        return _shipped(workspace, request, float(limits.get("timeout_s") or FILE_TOOL_TIMEOUT_S))
+
+
+def _tree(workspace: Workspace) -> confined.Tree:
+    """The workspace's live tree, held by a descriptor (see :mod:`confined`)."""
+    return confined.Tree(str(workspace.live))
+
+
+@functools.cache
+def _program() -> str:
+    return Path(confined.__file__).read_text(encoding="utf-8")
+
+
+def _shipped(workspace: Workspace, request: dict[str, Any], timeout_s: float) -> str:
+    """Run :mod:`confined` as a program through the workspace's own shell: behind the
+    sandbox's walls, with its deadline; a call that does not finish in time is killed and
+    answered as an error."""
+    command = shlex.join(["python3", "-s", "-S", "-c", _program(), json.dumps(request)])
+    result = workspace.run(command, timeout_s=timeout_s)
+    tool = request["op"]
+    if result.timed_out:
+        raise ToolError(
+            f"{tool} did not finish within {timeout_s:g}s and was stopped (a pattern that "
+            "backtracks, or a very large tree?)"
+        )
+    if result.exit_code == 0:
+        return result.stdout
+    if result.exit_code == confined.REFUSED_EXIT and result.stdout:
+        raise ToolError(result.stdout)
+    detail = (result.stderr or result.stdout).strip()[-500:]
+    raise ToolError(f"{tool} could not run in the workspace (exit code {result.exit_code}): "
+                    f"{detail}")
 
 
 class BashTool(Tool):
