@@ -11,6 +11,7 @@ from endstate_author.rules import (  # noqa: F401  (importing a family registers
     es3_assertions,
     es4_directory,
     es5_judge,
+    es5_tests,
     es5_vacuous,
     es6_prompt,
     es9_prove,
