@@ -102,6 +102,13 @@ def load_file(path: Path) -> Config:
 
 def discover(start: Path) -> Config:
     """The config of the nearest pyproject.toml above ``start`` that has our table."""
+    found = config_file(start)
+    return load_file(found) if found is not None else Config()
+
+
+def config_file(start: Path) -> Path | None:
+    """The nearest pyproject.toml above ``start`` that names our table (what :func:`discover`
+    reads): a Ray node's copy of a suite carries it (``executors/archive.py``)."""
     start = start.resolve()
     if start.is_file():
         start = start.parent
@@ -113,5 +120,5 @@ def discover(start: Path) -> Config:
             except OSError:
                 continue
             if "endstate-author" in text:
-                return load_file(candidate)
-    return Config()
+                return candidate
+    return None

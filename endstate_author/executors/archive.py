@@ -1,4 +1,5 @@
-"""A task's files as one content-addressed archive, for a node that has none of them."""
+"""A task's files, and every suite file its proof reads, as one content-addressed archive,
+for a node that has none of them."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from endstate_author.catalogue import Catalogue
-from endstate_author.config import Config
-from endstate_harness.graders import grader_search_paths
+from endstate_author.config import config_file
+from endstate_author.prove.cache import grader_modules
+from endstate_author.redteam.probe_store import PROBES_DIR
 from endstate_harness.task import Task
 
 SCRATCH_PREFIX = "endstate-node-"
@@ -29,36 +30,10 @@ class TaskArchive:
     data: bytes
 
 
-def _grader_files(task: Task, suite_root: Path) -> list[tuple[Path, str]]:
-    """(file, path inside the archive's suite folder) of every suite grader module the task
-    names that lives outside the task folder (those inside travel with the folder)."""
-    try:
-        catalogue = Catalogue.for_task(task.root, suite_root, Config())
-    except Exception:  # an unreadable config: the graders resolve on the node or fail there
-        return []
-    roots = [p for p in grader_search_paths(task.root, suite_root=suite_root)]
-    task_root = task.root.resolve()
-    found: dict[str, Path] = {}
-    for spec in task.graders:
-        try:
-            info = catalogue.resolve(spec.name)
-        except Exception:
-            info = None
-        if info is None or info.builtin or info.file is None:
-            continue
-        module = Path(info.file).resolve()
-        if module.is_relative_to(task_root):
-            continue
-        base = next((r for r in roots if module.is_relative_to(r)), None)
-        if base is None:
-            continue
-        rel = module.relative_to(base)
-        found[rel.as_posix()] = module
-        for parent in rel.parents:  # the packages it sits in need their __init__.py
-            init = base / parent / "__init__.py"
-            if parent != Path(".") and init.is_file():
-                found[(parent / "__init__.py").as_posix()] = init
-    return sorted(((path, rel) for rel, path in found.items()), key=lambda item: item[1])
+NO_CONFIG = b"# no configuration above the suite: lint's defaults\n[tool.endstate-author]\n"
+"""The node's suite configuration when the user's suite has none: a table of our own, so that
+the node's search for one stops in its copy and never reads a pyproject.toml of the node's
+machine."""
 
 
 def _add(tar: tarfile.TarFile, source: Path, name: str) -> None:
@@ -84,17 +59,46 @@ def _walk(root: Path) -> list[Path]:
 
 
 def pack(task: Task, suite_root: Path) -> TaskArchive:
-    """The task folder and the grader modules it needs, as one deterministic archive."""
+    """Everything a proof of ``task`` reads (:func:`endstate_author.prove.cache.read_inputs`),
+    as one deterministic archive: the task folder, the suite grader modules it imports, the
+    suite's saved probes (``probes/``, replayed on every task beside them) and the suite's
+    configuration (as ``suite/pyproject.toml``; our own empty table when there is none)."""
     buffer = io.BytesIO()
     folder = task.root.name
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        _add(tar, task.root, f"suite/{folder}")
-        for path in _walk(task.root):
-            _add(tar, path, f"suite/{folder}/{path.relative_to(task.root).as_posix()}")
-        for path, rel in _grader_files(task, suite_root):
-            _add(tar, path, f"suite/{rel}")
+        _add_tree(tar, task.root, f"suite/{folder}")
+        for label, path in grader_modules(task):
+            if not label.startswith("task:"):  # a module in the task folder came with it
+                _add(tar, path, f"suite/{label}")
+        _add_tree(tar, task.root.parent / PROBES_DIR, f"suite/{PROBES_DIR}")
+        _add_config(tar, suite_root)
     data = buffer.getvalue()
     return TaskArchive(hashlib.sha256(data).hexdigest(), folder, data)
+
+
+def _add_tree(tar: tarfile.TarFile, root: Path, name: str) -> None:
+    if not root.exists() and not root.is_symlink():
+        return
+    _add(tar, root, name)
+    if root.is_dir() and not root.is_symlink():
+        for path in _walk(root):
+            _add(tar, path, f"{name}/{path.relative_to(root).as_posix()}")
+
+
+def _add_config(tar: tarfile.TarFile, suite_root: Path) -> None:
+    """The configuration file the local proof reads, byte for byte (a broken one too: the
+    node then fails on it as this machine does)."""
+    found = config_file(suite_root)
+    data = NO_CONFIG
+    if found is not None:
+        try:
+            data = found.read_bytes()
+        except OSError:
+            data = b""  # unreadable here: the node's inputs differ and the unit says so
+    info = tarfile.TarInfo("suite/pyproject.toml")
+    info.size = len(data)
+    info.mode = 0o644
+    tar.addfile(info, io.BytesIO(data))
 
 
 def unpack(

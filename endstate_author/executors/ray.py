@@ -99,9 +99,11 @@ def _node_label(node_id: str) -> str:
 
 
 @ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)
-def _prove_remote(archive: TaskArchive, options: ProveOptions) -> tuple[TaskProof, str]:
-    proof = prove_unit(archive, options)
-    return proof, _node_label(ray.get_runtime_context().get_node_id())
+def _prove_remote(
+    archive: TaskArchive, options: ProveOptions, expected: dict[str, str]
+) -> tuple[TaskProof, str, str]:
+    proof, key = prove_unit(archive, options, expected)
+    return proof, _node_label(ray.get_runtime_context().get_node_id()), key
 
 
 @ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)
@@ -227,13 +229,17 @@ def _prove_paths(
     targets = resolve_targets(paths)
     proofs: list[TaskProof | None] = [None] * len(targets)
     keys: dict[int, str] = {}
+    node_keys: dict[int, str] = {}  # the key of what the node's copy read, per task
     refs: dict[Any, int] = {}
     archives = _Archives()
     why_not = _feasible(docker)
 
     def finished(index: int, proof: TaskProof) -> None:
         proofs[index] = proof
-        if options.use_cache and index in keys and not proof.unassessed and not proof.cached:
+        # stored only under the key of what the node read, when that is the driver's key: no
+        # answer enters the cache that a local proof of these files would not give
+        stored = index in keys and node_keys.get(index) == keys[index]
+        if options.use_cache and stored and not proof.unassessed and not proof.cached:
             cache.store(keys[index], proof)
         if options.on_check is not None and not proof.cached:
             for check in proof.checks:
@@ -246,7 +252,8 @@ def _prove_paths(
         if task is None:  # nothing to send: the local answer is the same "does not load"
             finished(index, prove_task(root, options, None, suite))
             continue
-        keys[index] = cache.fingerprint(task, options)
+        inputs = cache.read_inputs(task)  # every input the proof reads, the node checks them
+        keys[index] = cache.fingerprint(task, options, inputs)
         hit = cache.load(keys[index]) if options.use_cache else None
         if hit is not None:
             hit.cached = True
@@ -257,12 +264,12 @@ def _prove_paths(
             finished(index, _lost_proof(task.id, root, f"could not run on the cluster: {why_not}"))
         else:
             ref = _prove_remote.options(**_needs(docker)).remote(  # type: ignore[attr-defined]
-                archives.ref(task, suite or root.parent), options_for_node(options)
+                archives.ref(task, suite or root.parent), options_for_node(options), inputs
             )
             refs[ref] = index
 
-    def value(index: int, got: tuple[TaskProof, str]) -> None:
-        proof, node = got
+    def value(index: int, got: tuple[TaskProof, str, str]) -> None:
+        proof, node, node_keys[index] = got
         finished(index, _localised(proof, targets[index][0], node))
 
     def lost(index: int, why: str) -> None:

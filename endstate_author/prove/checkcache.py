@@ -50,8 +50,10 @@ class Fingerprints:
         if name not in self._parts:
             digest = hashlib.sha256()
             if name == "graders":
-                for module in cache._grader_modules(self.task):
-                    feed_tree(digest, module, f"module:{module}")
+                # labelled by their place below the suite, never this machine's path: a
+                # node's copy and the user's folder give one key
+                for label, module in cache.grader_modules(self.task):
+                    feed_tree(digest, module, f"module:{label}")
             elif name == "suite-probes":
                 # the probes redteam saved beside the task folders, replayed on every task
                 feed_tree(digest, self.task.root.parent / PROBES_DIR, name)

@@ -8,6 +8,8 @@ and unpacks into a one-task suite the node can load. The cluster itself is exerc
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,11 @@ import pytest
 
 from endstate_author.executors import ExecutorError, choose_executor
 from endstate_author.executors.archive import pack, remove, unpack
+from endstate_author.executors.node import MissingInput, check_inputs
+from endstate_author.prove import cache
+from endstate_author.prove.model import ProveOptions
 from endstate_harness.task import load_task
+from tests.support.probed import build_probed_suite
 from tests.support.tasks import TaskBuilder, good
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,3 +88,62 @@ def test_the_archive_is_content_addressed_and_carries_suite_graders(tmp_path: Pa
     damaged = type(first)(first.digest, first.folder, first.data[:-1] + b"x")
     with pytest.raises(ValueError, match="damaged"):
         unpack(damaged)
+
+
+def test_the_archive_carries_every_input_a_proof_reads(tmp_path: Path) -> None:
+    """The node's copy of a task reads the inputs the user's folder does, digest for digest:
+    the suite's saved probes and its configuration (found above the suite) included; a copy
+    that lacks one is refused before any check runs (issue 47)."""
+    suite = build_probed_suite(tmp_path / "user")
+    (suite / "house_graders.py").write_text(
+        "from endstate.evals.graders import GradeResult\n\n"
+        "def always(sandbox, **kw):\n    return GradeResult(True, 'ok')\n"
+    )
+    root = suite / "chunk-in-process"
+    manifest = json.loads((root / "task.json").read_text())
+    manifest["graders"] = [*manifest["graders"], {"name": "house_graders:always"}]
+    (root / "task.json").write_text(json.dumps(manifest))
+    task = load_task(root)
+    expected = cache.read_inputs(task)
+    assert {"suite-probes", "config", "module:house_graders.py"} <= set(expected)
+    scratch, copy = unpack(pack(task, suite))
+    try:
+        twin = load_task(copy)
+        assert cache.read_inputs(twin) == expected
+        check_inputs(twin, expected)  # nothing missing: no error
+        options = ProveOptions()
+        assert cache.fingerprint(twin, options) == cache.fingerprint(task, options)
+        shutil.rmtree(copy.parent / "probes")
+        with pytest.raises(MissingInput, match="suite-probes"):
+            check_inputs(load_task(copy), expected)
+    finally:
+        remove(scratch)
+
+
+def test_the_cache_key_names_content_never_this_machines_paths(tmp_path: Path) -> None:
+    """The same suite in two places is one key; another configuration, another probe or
+    another grader module is another key (each changes what a proof reports)."""
+    first = build_probed_suite(tmp_path / "a")
+    (first / "house_graders.py").write_text("def always(sandbox, **kw):\n    return None\n")
+    root = first / "chunk-in-process"
+    manifest = json.loads((root / "task.json").read_text())
+    manifest["graders"] = [*manifest["graders"], {"name": "house_graders:always"}]
+    (root / "task.json").write_text(json.dumps(manifest))
+    shutil.copytree(tmp_path / "a", tmp_path / "b", symlinks=True)
+    second = tmp_path / "b" / "suite"
+    options = ProveOptions()
+
+    def key(suite: Path) -> str:
+        return cache.fingerprint(load_task(suite / "chunk-in-process"), options)
+
+    seen = {key(first)}
+    assert key(second) in seen
+    (tmp_path / "b" / "pyproject.toml").write_text(
+        '[tool.endstate-author]\nseverity = { ES311 = "warning" }\n'
+    )
+    seen.add(key(second))
+    (second / "house_graders.py").write_text("def always(sandbox, **kw):\n    return 1\n")
+    seen.add(key(second))
+    shutil.rmtree(second / "probes" / "solution-of-fix-semver-precedence")
+    seen.add(key(second))
+    assert len(seen) == 4

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ends
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from tests.support import raycluster  # noqa: E402
+from tests.support.probed import build_probed_suite  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -273,3 +275,80 @@ def test_sigint_on_the_driver_leaves_no_container_and_no_ray_task(
             break
         time.sleep(0.5)
     assert ray.available_resources().get("CPU") == ray.cluster_resources().get("CPU") == 2
+
+
+# --- the same answer on every path: a suite with saved probes, defects and a configuration ---
+
+PROBED_ONLY = ["--only", "probes", "--only", "defects", "--only", "directions"]
+
+
+def _prove_probed(
+    suite: Path, cache_dir: Path, *extra: str, address: str | None = None
+) -> tuple[int, dict[str, Any], str]:
+    args = [*CLI, "prove", str(suite), "--sandbox", "local", *PROBED_ONLY, "-o", "json", *extra]
+    if address is not None:
+        args += ["--executor", "ray", "--address", address]
+    env = {**os.environ, "ENDSTATE_AUTHOR_CACHE": str(cache_dir)}
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+_RAN_IN = re.compile(r"(Ran \d+ tests?) in \d+\.\d+s")
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` with unittest's own timing ("Ran 2 tests in 0.002s") taken out of texts."""
+    if isinstance(value, str):
+        return _RAN_IN.sub(r"\1", value)
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _findings(rc: int, doc: dict[str, Any], _err: str = "") -> Any:
+    """The exit status, every finding and every check's verdict, without timings and nodes."""
+    return rc, _untimed(_strip(doc))
+
+
+@pytest.fixture(scope="module")
+def probed_local(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The probed suite (tests/support/probed.py) and what the local executor finds in it."""
+    base = tmp_path_factory.mktemp("probed")
+    suite = build_probed_suite(base / "user")
+    found = _findings(*_prove_probed(suite, base / "cache", "--no-cache"))
+    rc, doc = found
+    codes = [(d["code"], d["severity"]) for d in doc["diagnostics"]]
+    # not a vacuous comparison: each input a node could miss changes a finding here
+    assert rc == 1 and codes.count(("ES906", "error")) == 3, codes
+    assert ("ES311", "error") in codes, "the configuration above the suite made ES311 an error"
+    assert any(c["check"].startswith("defect ") for t in doc["tasks"] for c in t["checks"])
+    return suite, found
+
+
+def test_a_suite_with_probes_and_a_configuration_proves_alike_on_the_cluster(
+    cluster: Cluster, probed_local: tuple[Path, Any], tmp_path: Path
+) -> None:
+    """Issue 47: a node proved the task without the suite's probes (0 ES906, exit 0) and
+    without its configuration; every finding must be the local executor's."""
+    suite, local = probed_local
+    remote = _findings(*_prove_probed(suite, tmp_path / "cache", "--no-cache",
+                                      address=cluster.address))
+    assert remote == local
+
+
+def test_a_proof_cached_from_the_cluster_answers_locally_as_the_local_proof(
+    cluster: Cluster, probed_local: tuple[Path, Any], tmp_path: Path
+) -> None:
+    """What the cluster stored in the cache is what a local proof finds: read back by a local
+    prove (as the pre-commit hook and the language server read it), finding for finding."""
+    suite, local = probed_local
+    first = _prove_probed(suite, tmp_path / "cache", address=cluster.address)
+    assert _findings(*first) == local
+    again = _prove_probed(suite, tmp_path / "cache", "--progress-lines")
+    answered = [line for line in again[2].splitlines() if line.startswith("checking:")]
+    assert len(answered) == 3 and all(line.endswith(": answered from the cache")
+                                      for line in answered), again[2][-2000:]
+    assert _findings(*again) == local
