@@ -20,15 +20,18 @@ from endstate_author.rules.es5_judge import _top_modules as top_modules
 from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR
 
 
-def _test_modules(ctx: TaskContext) -> Iterator[tuple[str, str, ast.Module]]:
-    """(tree, rel, module) of every test file of the task that parses."""
+def _test_modules(
+    ctx: TaskContext,
+) -> Iterator[tuple[str, str, ast.Module, list[ast.AST]]]:
+    """(tree, rel, module, its nodes) of every test file of the task that parses; the nodes
+    are the context's one walk of the file, shared with the other rules."""
     listed = [(HOLDOUT_DIR, rel) for rel in sorted(ctx.files(HOLDOUT_DIR))]
     listed += [(FIXTURE_DIR, rel) for rel in fixture_test_files(ctx)]
     for tree, rel in listed:
         if rel.endswith(".py"):
             module = ctx.python_module(tree, rel)
             if module is not None:
-                yield tree, rel, module
+                yield tree, rel, module, ctx.python_nodes(tree, rel)
 
 
 def _at(ctx: TaskContext, code: str, text: str, tree: str, rel: str, node: ast.AST) -> Diagnostic:
@@ -63,9 +66,9 @@ def test_defined_twice(ctx: TaskContext) -> Iterator[Diagnostic]:
     ## Fix
     Rename one of them (`test_rounding_halves`), or delete the one you meant to replace.
     """
-    for tree, rel, module in _test_modules(ctx):
+    for tree, rel, module, nodes in _test_modules(ctx):
         bodies: list[list[ast.stmt]] = [module.body]
-        bodies += [n.body for n in ast.walk(module) if isinstance(n, ast.ClassDef)]
+        bodies += [n.body for n in nodes if isinstance(n, ast.ClassDef)]
         for body in bodies:
             first: dict[str, ast.AST] = {}
             for stmt in body:
@@ -121,11 +124,11 @@ def _narrows(pattern: ast.expr | None) -> bool:
     return True
 
 
-def _bound_names(module: ast.Module) -> set[str]:
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
     """Names the module binds itself (a class, an assignment, an import): a test file's own
     ``Exception`` is not the builtin."""
     names: set[str] = set()
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -155,9 +158,11 @@ def raises_any_exception(ctx: TaskContext) -> Iterator[Diagnostic]:
     ## Fix
     Name the exception the prompt asks for (`ValueError`), or check its message.
     """
-    for tree, rel, module in _test_modules(ctx):
-        shadowed = _bound_names(module)
-        for node in ast.walk(module):
+    for tree, rel, _, nodes in _test_modules(ctx):
+        if "aises" not in (ctx.read_tree_text(tree, rel) or ""):  # (r|R)aises: else, at once
+            continue
+        shadowed = _bound_names(nodes)
+        for node in nodes:
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             func = node.func
@@ -188,11 +193,11 @@ _EQUALITY = frozenset({
 })  # fmt: skip
 
 
-def _package_names(module: ast.Module, modules: set[str]) -> set[str]:
+def _package_names(nodes: list[ast.AST], modules: set[str]) -> set[str]:
     """Local names the test module binds to the package (``import pkg``, ``from pkg import
     TABLE``)."""
     names: set[str] = set()
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in modules:
@@ -258,11 +263,11 @@ def expected_from_code(ctx: TaskContext) -> Iterator[Diagnostic]:
     modules = top_modules(ctx, "")
     if not modules:
         return
-    for tree, rel, module in _test_modules(ctx):
-        package = _package_names(module, modules)
+    for tree, rel, _, nodes in _test_modules(ctx):
+        package = _package_names(nodes, modules)
         if not package:
             continue
-        for node in ast.walk(module):
+        for node in nodes:
             pair = _compared(node)
             if pair is None:
                 continue
