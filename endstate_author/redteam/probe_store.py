@@ -181,11 +181,19 @@ def inserted_block(before: str, after: str) -> tuple[str, str] | None:
 
 
 def probe_folders(task: Task) -> list[Path]:
-    """The suite probes that apply to ``task``: ``probes/*/`` beside its folder."""
+    """The suite probes that apply to ``task``: every folder of ``probes/`` beside its folder
+    (but hidden ones). One that is not a probe is listed too, for :func:`suite_probes` to say
+    so: a probe that cannot be read is never skipped in silence."""
     folder = task.root.parent / PROBES_DIR
-    if not folder.is_dir() or folder.is_symlink():
+    if not folder.is_dir() or folder.is_symlink() or _is_task(folder):
         return []
-    return sorted(p for p in folder.iterdir() if (p / PROBE_FILE).is_file() and not p.is_symlink())
+    return sorted(
+        p for p in folder.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.is_symlink())
+    )
+
+
+def _is_task(folder: Path) -> bool:
+    return (folder / "task.json").exists() or (folder / "task.json").is_symlink()
 
 
 def load_probe(folder: Path) -> SuiteProbe:
@@ -213,8 +221,20 @@ def load_probe(folder: Path) -> SuiteProbe:
 
 
 def suite_probes(task: Task) -> list[SuiteProbe | ProbeError]:
+    """Every saved probe beside ``task``, or the error that keeps one from being replayed (the
+    proof then says it was not assessed, ES908): a ``probes`` that is a link or a file, a
+    probe folder that is a link or lacks its probe.json."""
+    root = task.root.parent / PROBES_DIR
+    if _is_task(root):
+        return []  # a task folder named "probes": a suite of that layout saves no probes
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        kind = "a link" if root.is_symlink() else "not a folder"
+        return [ProbeError(f"{root}: the suite's probes folder is {kind}; none was replayed")]
     out: list[SuiteProbe | ProbeError] = []
     for folder in probe_folders(task):
+        if folder.is_symlink():
+            out.append(ProbeError(f"{folder}: a suite probe must be a folder, not a link"))
+            continue
         try:
             out.append(load_probe(folder))
         except ProbeError as exc:

@@ -7,6 +7,7 @@ The end-to-end path (a model's exploit saved and replayed by prove) is in test_r
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from endstate_author.redteam.probe_store import (
     inserted_block,
     load_probe,
     save_probe,
+    suite_probes,
 )
 from endstate_author.redteam.triage import Evidence, decide
 from endstate_harness.task import load_task
@@ -116,3 +118,23 @@ def test_a_test_folder_edit_replays_under_the_other_tasks_test_folder(tmp_path: 
     written = probe.apply(other, [], "checks")
     assert written == ["checks/__init__.py"]
     assert (other / "checks" / "__init__.py").read_bytes() == hack
+
+
+def test_a_probe_that_cannot_be_read_is_said_never_skipped(tmp_path: Path) -> None:
+    """A folder of probes/ without its probe.json, a probe folder that is a link, a probes
+    that is a link: each is an error the proof reports (ES908), never a probe left out in
+    silence (a node's copy without its probes found nothing and said nothing, issue 47)."""
+    suite = tmp_path / "suite"
+    task = load_task(TaskBuilder(suite)(good(id="t"), name="t"))
+    (suite / "probes" / "half-saved" / "files").mkdir(parents=True)
+    (suite / "probes" / ".hidden").mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (suite / "probes" / "linked").symlink_to(outside)
+    found = suite_probes(task)
+    assert [type(p) for p in found] == [ProbeError, ProbeError]
+    assert "probe.json" in str(found[0]) and "not a link" in str(found[1])
+    shutil.rmtree(suite / "probes")
+    (suite / "probes").symlink_to(outside)
+    [error] = suite_probes(task)
+    assert isinstance(error, ProbeError) and "is a link" in str(error)
