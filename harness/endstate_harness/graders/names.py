@@ -36,6 +36,7 @@ VENDORED_MODULES = (
     "endstate_harness.graders.judge.evidence",
     "endstate_harness.graders.judge.launch",
     "endstate_harness.graders.judge.grader",
+    "endstate_harness.graders.pysource",
     "endstate_harness.graders.codeshape",
     "endstate_harness.graders.structure",
 )

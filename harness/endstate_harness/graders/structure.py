@@ -17,6 +17,16 @@ from pathlib import PurePosixPath
 
 from endstate_harness.graders import pyast
 from endstate_harness.graders.codeshape import always_calls, first_copy, reachable_calls
+from endstate_harness.graders.pysource import (
+    Binding,
+    attribute_writes,
+    is_python,
+    python_text,
+    scope_bindings,
+    sole_definition,
+    unknown_decorator,
+    written_by_name,
+)
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, Verdict
 
@@ -112,57 +122,63 @@ class _Source:
     path: str
     tree: ast.Module | None = None
     error: str = ""
-    names: dict[str, list[ast.stmt]] = field(default_factory=dict)  # top-level bindings
+    names: dict[str, list[Binding]] = field(default_factory=dict)  # every module binding
+    dynamic: list[tuple[int, str]] = field(default_factory=list)  # namespace written by name
 
 
 def _read_module(sandbox: Sandbox, path: str) -> _Source:
+    """The module as the interpreter runs it (:func:`~endstate_harness.graders.pysource.
+    python_text`: a source declaring another encoding than UTF-8 is refused) and every
+    binding of its namespace."""
     rel = path.strip("/")
     if not sandbox.exists(rel):
         return _Source(rel, error=f"{rel} is not in the end state")
+    text, refused = python_text(sandbox.read_text(rel), rel)
+    if refused:
+        return _Source(rel, error=refused)
     try:
-        tree = pyast.parse(sandbox.read_text(rel), filename=rel)
+        tree = pyast.parse(text, filename=rel)
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return _Source(rel, error=f"{rel} does not parse{where}: {exc}")
-    names: dict[str, list[ast.stmt]] = {}
-    for stmt in tree.body:
-        for bound in _binds(stmt):
-            names.setdefault(bound, []).append(stmt)
-    return _Source(rel, tree, names=names)
+    return _Source(rel, tree, names=scope_bindings(tree.body), dynamic=written_by_name(tree))
 
 
-def _binds(stmt: ast.stmt) -> list[str]:
-    """The top-level names a statement binds (those of the blocks it holds too: a name
-    defined under ``try``/``if`` is bound there, once per definition)."""
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [stmt.name]
-    if isinstance(stmt, ast.Import | ast.ImportFrom):
-        return [a.asname or a.name.split(".")[0] for a in stmt.names]
-    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    out: list[str] = []
-    for name in ("body", "orelse", "finalbody"):
-        for inner in getattr(stmt, name, []):
-            out.extend(_binds(inner))
-    for handler in getattr(stmt, "handlers", []):
-        for inner in handler.body:
-            out.extend(_binds(inner))
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and not any(
-            node is n for inner in getattr(stmt, "body", []) for n in ast.walk(inner)
-        ):
-            out.append(node.id)  # a loop or with target
-    return out
+def _rebound_elsewhere(sandbox: Sandbox, source: _Source, name: str) -> str:
+    """Why another module of the end state may replace ``name`` of ``source`` when it runs:
+    it is Python the interpreter decodes otherwise than as UTF-8 (what it does cannot be
+    read), or it writes an attribute of that name (``money.format.format_usd = ...``)."""
+    for rel, text in sorted(sandbox.end_state_files().items()):
+        if rel == source.path or not is_python(rel):
+            continue
+        decoded, refused = python_text(text, rel)
+        if refused:
+            return f"another module of the end state cannot be read: {refused}"
+        if name not in decoded:
+            continue
+        try:
+            tree = pyast.parse(decoded, filename=rel)
+        except (SyntaxError, ValueError):
+            continue  # a module that does not parse runs nothing
+        lines = attribute_writes(tree, name)
+        if lines:
+            return (f"{rel} writes an attribute named {name} (line {lines[0]}): it can "
+                    f"replace the function of {source.path} when it runs")
+    return ""
 
 
 def _delegation_problem(
     sandbox: Sandbox, source: _Source, function: str, to: str, min_nodes: int,
     uses_result: bool, every_path: bool,
 ) -> str:
-    node, cls = _find_function(source, function)
+    node, cls, why = _find_function(source, function)
+    if why:
+        return why
     if node is None:
         return f"{source.path} has no function {function}"
+    elsewhere = _rebound_elsewhere(sandbox, source, function.rpartition(".")[2])
+    if elsewhere:
+        return elsewhere
     callee = _find_callee(sandbox, source, cls, to)
     if isinstance(callee, str):
         return callee
@@ -207,20 +223,42 @@ class _Callee:
 
 def _find_function(
     source: _Source, function: str
-) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, ast.ClassDef | None]:
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, ast.ClassDef | None, str]:
+    """(the definition Python runs for ``function``, its class, "") or why none can be
+    named: every binding of the name in its scope counts (and, for a method, of the class's
+    name in the module), and a module that writes its namespace by name is refused."""
     assert source.tree is not None
+    if source.dynamic:
+        line, what = source.dynamic[0]
+        return None, None, (f"{source.path} writes names at run time ({what}, line {line}): "
+                            f"what {function} holds when it runs cannot be told from the source")
     owner, _, name = function.rpartition(".")
-    body: list[ast.stmt] = source.tree.body
-    cls = None
+    scope, where, cls = source.names, source.path, None
     if owner:
-        found = [s for s in body if isinstance(s, ast.ClassDef) and s.name == owner]
-        if not found:
-            return None, None
-        cls = found[-1]
-        body = cls.body
-    defs = [s for s in body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
-            and s.name == name]
-    return (defs[-1] if defs else None), cls
+        found, why = sole_definition(scope, owner, where)
+        if why or not isinstance(found, ast.ClassDef):
+            return None, None, why
+        cls = found
+        decorated = unknown_decorator(cls, scope)
+        if decorated:
+            return None, cls, (f"class {owner} is decorated with @{decorated}: the name holds "
+                               f"what the decorator returns, which the source does not say")
+        if any(k.arg == "metaclass" for k in cls.keywords):
+            return None, cls, (f"class {owner} has a metaclass: what its body's names hold is "
+                               f"the metaclass's choice, which the source does not say")
+        scope, where = scope_bindings(cls.body, module=False), f"class {owner} of {source.path}"
+    found, why = sole_definition(scope, name, where)
+    if why or not isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None, cls, why
+    decorated = unknown_decorator(found, {**source.names, **scope})
+    if decorated:
+        return None, cls, (f"{function} is decorated with @{decorated}: the name holds what the "
+                           f"decorator returns, which the source does not say")
+    writes = attribute_writes(source.tree, name)
+    if writes:
+        return None, cls, (f"{source.path} writes an attribute named {name} (line {writes[0]}):"
+                           f" it can replace {function} when it runs")
+    return found, cls, ""
 
 
 def _find_callee(
@@ -228,10 +266,12 @@ def _find_callee(
 ) -> _Callee | str:
     assert source.tree is not None
     if cls is not None:
-        methods = [s for s in cls.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
-                   and s.name == to]
-        if methods:
-            return _Callee(methods[-1], f"{source.path} line {methods[-1].lineno}",
+        method, why = sole_definition(scope_bindings(cls.body, module=False), to,
+                                      f"class {cls.name} of {source.path}")
+        if why:
+            return why
+        if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+            return _Callee(method, f"{source.path} line {method.lineno}",
                            modules=frozenset({cls.name}), method=True,
                            how=f"self.{to}(...) or {cls.name}.{to}(...)")
     bindings = source.names.get(to, [])
@@ -240,7 +280,7 @@ def _find_callee(
                 "the function calls cannot be told from the source")
     modules = frozenset(_module_aliases(source, to, sandbox))
     if bindings:
-        stmt = bindings[0]
+        stmt = bindings[0].node
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             return _Callee(stmt, f"{source.path} line {stmt.lineno}", local=to, modules=modules,
                            how=f"{to}(...)")
@@ -250,7 +290,7 @@ def _find_callee(
             if isinstance(found, str):
                 return found
             return _Callee(found[0], found[1], local=to, modules=modules, how=f"{to}(...)")
-        return f"{to} is not a function of {source.path} (bound by line {stmt.lineno})"
+        return f"{to} is not a function of {source.path} (bound by line {bindings[0].line})"
     for local, module in _imported_modules(source).items():
         found = _definition(sandbox, module, to)
         if not isinstance(found, str):
@@ -301,10 +341,14 @@ def _definition(
         source = _read_module(sandbox, rel)
         if source.error or source.tree is None:
             return source.error
+        if source.dynamic:
+            line, what = source.dynamic[0]
+            return (f"{rel} writes names at run time ({what}, line {line}): what {name} holds "
+                    f"there cannot be told from the source")
         bindings = source.names.get(name, [])
         if len(bindings) != 1:
             break
-        stmt = bindings[0]
+        stmt = bindings[0].node
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             return stmt, f"{rel} line {stmt.lineno}"
         if isinstance(stmt, ast.ImportFrom) and hops < MAX_HOPS:
