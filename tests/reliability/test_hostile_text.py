@@ -45,7 +45,7 @@ LINK = "[link](javascript:alert(1))"
 MARKUP = "[bold]B[/bold]"
 PAYLOAD = f"{OSC52}{ERASE}{FAKE_PASS} {BIDI} {IMG} {LINK} {MARKUP} \x00 end"
 
-SOLUTION = {
+SOLUTION: dict[str, str | bytes] = {
     "chunker/core.py": (
         "import sys\n"
         f"PAYLOAD = {PAYLOAD!r}\n"
@@ -250,11 +250,12 @@ async def test_language_server_messages_show_the_payload(
     [finding] = [d for d in prove_client.diagnostics[uri] if d.code == "ES902"]
     assert_shown(finding.message, "diagnostic", keep="\n\t")
     progress = [
-        r.message or ""
+        str(getattr(r, "message", None) or "")
         for reports in prove_client.progress_reports.values()
         for r in reports
-        if not isinstance(r, lsp.WorkDoneProgressBegin)
+        if isinstance(r, lsp.WorkDoneProgressReport | lsp.WorkDoneProgressEnd)
     ]
+    assert progress, "prove on save reported no progress"
     logs = [m.message for m in prove_client.log_messages]
     for text in [*progress, *logs]:
         assert unsafe_chars(text, keep="\n\t") == [], text
