@@ -24,6 +24,7 @@ from endstate_harness.agent.tools import (
     default_tools,
 )
 from endstate_harness.agent.window import BudgetExceeded, CompactionEvent, ContextManager
+from endstate_harness.errors import SandboxError
 from endstate_harness.task import StopReason
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -295,6 +296,13 @@ class AgentLoop:
             )
         except ToolError as exc:
             result = self._error(call, str(exc))
+        except SandboxError:
+            raise  # the sandbox itself failed or was killed: the runner says whose fault it is
+        except Exception as exc:
+            # Whatever the agent made (a tree, a file, a name) must not become the harness's
+            # error: an errored run leaves the pass rate, so a run that could crash a tool
+            # could leave it at will. The model is told; the run goes on.
+            result = self._error(call, f"the {call.name} tool failed: {type(exc).__name__}: {exc}")
         if self.crash is not None:
             self.crash.after(index)
         return result, True
