@@ -9,7 +9,9 @@ For a suite (the shipped tasks/ by default), in one run, each as a fresh process
 
 Each line prints the wall time, the mutants run (and left unrun), the survivors (ES911) and the
 mutant checks' share of the summed check time: what running every mutant costs, and what it
-finds that the sample did not.
+finds that the sample did not. Then, for the default run, one line per task: mutants generated,
+run, killed, survived, and sampled out (a line whose first mutants all died runs no more of its
+mutants: ``endstate_author/prove/checks/mutants.py``).
 
     .venv/bin/python bench/mutants.py [SUITE] [--sandbox local|docker]
 """
@@ -35,6 +37,18 @@ def _line(label: str, seconds: float, rc: int, report: dict[str, Any]) -> str:
             f"{survivors:2d} survived (ES911); mutants {share:4.0%} of check time")
 
 
+def _per_task(report: dict[str, Any]) -> list[str]:
+    out = [f"  {'task':<36}{'generated':>10}{'run':>6}{'killed':>8}{'survived':>10}"
+           f"{'sampled out':>13}"]
+    for task in report.get("tasks", []):
+        s = task.get("mutation_score") or {}
+        name = Path(str(task.get("task", task.get("path", "?")))).name
+        out.append(f"  {name:<36}{s.get('generated', 0):>10}{s.get('run', 0):>6}"
+                   f"{s.get('killed', 0):>8}{s.get('survived', 0):>10}"
+                   f"{s.get('sampled_out', 0):>13}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", nargs="?", default=str(ROOT / "tasks"))
@@ -42,13 +56,19 @@ def main() -> None:
     args = parser.parse_args()
     common = [args.suite, "--sandbox", args.sandbox, "--no-cache"]
     lines = []
+    tasks: list[str] = []
     for label, extra in (("every mutant (default)", []), ("--mutants 12 (old default)",
                                                            ["--mutants", "12"])):
         with tempfile.TemporaryDirectory(prefix="endstate-bench-mutants-") as cache:
             seconds, rc, report = run_prove_report([*common, *extra], Path(cache))
         lines.append(_line(label, seconds, rc, report))
+        if not extra:
+            tasks = _per_task(report)
     print(f"suite: {args.suite}, sandbox {args.sandbox}, full prove, no cache")
     for line in lines:
+        print(line)
+    print("every mutant (default), per task:")
+    for line in tasks:
         print(line)
 
 

@@ -110,6 +110,8 @@ def mutation_text(score: dict[str, Any]) -> str:
         extra.append(f"{score['unassessed']} unassessed")
     if score.get("equivalent"):
         extra.append(f"{score['equivalent']} marked equivalent")
+    if score.get("sampled_out"):
+        extra.append(f"{score['sampled_out']} sampled out (their line's first mutants killed)")
     tail = f" ({', '.join(extra)})" if extra else ""
     if score.get("complete", not score.get("not_run")):
         return (

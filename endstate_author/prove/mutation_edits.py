@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from endstate_author.prove.mutation_equivalents import Callees, asserts_itself, empty_literal
 from endstate_harness.graders import pyast
 
 _CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -223,8 +224,10 @@ def node_mutations(
     parents: dict[int, ast.AST],
     skip: set[int],
     siblings: Siblings | None = None,
+    callees: Callees | None = None,
 ) -> Iterator[tuple[str, str, list[Edit]]]:
-    """(kind, description, edits) for one node."""
+    """(kind, description, edits) for one node; ``callees`` resolves a call's parameter
+    defaults (an argument dropped that is its default is no mutant)."""
     start_end = src.span(node) if hasattr(node, "end_lineno") else None
     if isinstance(node, ast.Compare) and start_end:
         for i, op in enumerate(node.ops):
@@ -286,7 +289,8 @@ def node_mutations(
         if not (isinstance(value, ast.Constant) and value.value is None):
             yield ("return-none", f"`return {_short(src.segment(value))}` → `return None`",
                    [(*src.span(value), "None")])  # fmt: skip
-    if isinstance(node, _REMOVABLE) and start_end and id(node) not in skip:
+    if (isinstance(node, _REMOVABLE) and start_end and id(node) not in skip
+            and not asserts_itself(node)):
         yield ("remove-statement", f"`{_short(src.segment(node))}` removed",
                [(*start_end, "pass")])  # fmt: skip
     if isinstance(node, ast.If) and node.orelse and start_end:
@@ -300,13 +304,13 @@ def node_mutations(
         and not (isinstance(node.func, ast.Name) and node.func.id in _SYMMETRIC)
     ):
         first, second = node.args[0], node.args[1]
-        if not any(isinstance(a, ast.Starred) for a in (first, second)):
+        if not any(isinstance(a, ast.Starred) or empty_literal(a) for a in (first, second)):
             a, b = src.segment(first), src.segment(second)
             if a != b:
                 yield ("swap-args", f"arguments `{_short(a, 20)}` and `{_short(b, 20)}` swapped",
                        [(*src.span(first), b), (*src.span(second), a)])  # fmt: skip
     if isinstance(node, ast.Call) and start_end:
-        yield from _call_mutations(node, src, start_end)
+        yield from _call_mutations(node, src, start_end, callees)
     if siblings is not None and start_end and isinstance(getattr(node, "ctx", None), ast.Load):
         own = src.segment(node)
         for sibling in siblings(node):
@@ -335,19 +339,24 @@ def _default_like(value: ast.AST, call: ast.Call | None = None) -> bool:
 
 
 def _call_mutations(
-    node: ast.Call, src: Source, start_end: tuple[int, int]
+    node: ast.Call, src: Source, start_end: tuple[int, int], callees: Callees | None = None
 ) -> Iterator[tuple[str, str, list[Edit]]]:
     """A keyword argument removed (the callee's default stands), the last positional argument
-    dropped (the optional argument one forgets): the call written again without it."""
+    dropped (the optional argument one forgets): the call written again without it. Not
+    where the argument is the very literal the callee defaults it to."""
     for keyword in node.keywords:
         if keyword.arg is None or _default_like(keyword.value):
             continue  # **kwargs is not one keyword; a default-like value changes nothing
+        if callees is not None and callees.default_argument(node, keyword.value):
+            continue
         kept = [k for k in node.keywords if k is not keyword]
         yield ("remove-keyword", f"keyword argument `{keyword.arg}=` removed",
                [(*start_end, ast.unparse(_replaced(node, keywords=kept)))])  # fmt: skip
     if node.args and not isinstance(node.args[-1], ast.Starred):
         last = node.args[-1]
-        if not _default_like(last, node):
+        if not _default_like(last, node) and not (
+            callees is not None and callees.default_argument(node, last)
+        ):
             yield ("drop-argument", f"argument `{_short(src.segment(last), 20)}` dropped",
                    [(*start_end, ast.unparse(_replaced(node, args=node.args[:-1])))])  # fmt: skip
 

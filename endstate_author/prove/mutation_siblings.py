@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from endstate_author.prove.mutation_edits import CONSTANT_NAME
+from endstate_author.prove.mutation_equivalents import Functions, function_facts
 from endstate_harness.graders import pyast
 
 PER_SITE = 3
@@ -24,10 +25,12 @@ definition order."""
 
 @dataclass(frozen=True)
 class ModuleFacts:
-    """A module's constants and its classes' members."""
+    """A module's constants, its classes' members, and its functions' signatures (what a
+    call's argument defaults to: :mod:`~endstate_author.prove.mutation_equivalents`)."""
 
     constants: Members = ()
     classes: tuple[tuple[str, Members], ...] = ()
+    functions: Functions = ()
 
 
 def _kind(value: ast.AST | None) -> str:
@@ -67,7 +70,7 @@ def facts_of(tree: ast.Module) -> ModuleFacts:
         )  # fmt: skip
         if members:
             classes.append((stmt.name, members))
-    return ModuleFacts(constants, tuple(classes))
+    return ModuleFacts(constants, tuple(classes), function_facts(tree))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -96,7 +99,7 @@ def tree_facts(roots: list[Path]) -> tuple[tuple[str, ModuleFacts], ...]:
                 continue
             stat = path.stat()
             facts = _facts_of_file(str(path), stat.st_mtime_ns, stat.st_size)
-            if facts.constants or facts.classes:
+            if facts.constants or facts.classes or facts.functions:
                 found[module_name(path.relative_to(root).as_posix())] = facts
     return tuple(sorted(found.items()))
 

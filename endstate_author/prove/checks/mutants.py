@@ -21,7 +21,7 @@ from endstate_author.prove.model import (
     make_job,
 )
 from endstate_author.prove.mutant_batch import MutantBatch, batches, survivor_detail
-from endstate_author.prove.mutation import Mutant, MutantSet, generate
+from endstate_author.prove.mutation import Mutant, MutantSet, generate, leaders_and_followers
 from endstate_harness.task import Task
 
 GROUP_NAME = "mutants"
@@ -65,45 +65,56 @@ class Budget:
 
 
 NOT_RUN = "not run: the task's mutant time budget ({:g} s, --mutant-budget) was spent"
+SAMPLED_OUT = "sampled out"
+"""How a follower's skipped result starts when its line's first mutants were all killed."""
+
+Outcome = tuple[str, str]
 
 
-def mutant_check(
-    mutant: Mutant, base_key: str, use_cache: bool = True, budget: Budget | None = None,
-    batch: MutantBatch | None = None,
-) -> Check:
-    label = f"mutant {mutant.id} fails"
-    where = f"solution/{mutant.path}"
+class Fates:
+    """Each mutant's outcome, graded once however many checks ask for it: its own, and those
+    of the mutants that follow it on its line (which run only if it was not killed).
 
-    def result(outcome: str, detail: str) -> CheckResult:
-        survived = outcome == "fail"
-        return CheckResult(
-            label,
-            GROUP_NAME,
-            "fail" if survived else "pass",
-            detail=detail,
-            code="ES911" if survived else None,
-            path=where,
-            line=mutant.line,
-        )
+    A mutant is graded under its own lock, so a follower that asks for a leader another
+    worker is grading waits for that grading rather than repeating it."""
 
-    def check(ctx: ProveContext) -> CheckResult:
+    def __init__(self, base_key: str, use_cache: bool, budget: Budget | None,
+                 grouped: dict[str, MutantBatch]) -> None:
+        self.base_key = base_key
+        self.use_cache = use_cache
+        self.budget = budget
+        self.grouped = grouped
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._known: dict[str, Outcome | None] = {}
+
+    def of(self, ctx: ProveContext, mutant: Mutant) -> Outcome | None:
+        """``("pass", detail)`` killed, ``("fail", detail)`` survived, None: left unrun by
+        the time budget."""
+        with self._lock:
+            lock = self._locks.setdefault(mutant.id, threading.Lock())
+        with lock:
+            if mutant.id not in self._known:
+                self._known[mutant.id] = self._grade(ctx, mutant)
+            return self._known[mutant.id]
+
+    def _grade(self, ctx: ProveContext, mutant: Mutant) -> Outcome | None:
         # --no-cache neither reads nor writes (as the task's own cache): 93 small files
         # written and renamed cost add-markdown-table-alignment's prove ~0.1 s of a slow disk
-        key = cache.mutant_key(base_key, mutant.id, mutant.content) if use_cache else None
+        key = (cache.mutant_key(self.base_key, mutant.id, mutant.content)
+               if self.use_cache else None)
         known = cache.load_mutant(key) if key is not None else None
         if known is not None:
-            return result(*known)
-        if budget is not None and budget.spent():
-            return CheckResult(
-                label, GROUP_NAME, "skipped", detail=NOT_RUN.format(budget.seconds),
-                path=where, line=mutant.line, unrun=True,
-            )  # fmt: skip
+            return known
+        if self.budget is not None and self.budget.spent():
+            return None
         assert ctx.task.solution is not None
+        batch = self.grouped.get(mutant.id)
         batched = batch.outcome(ctx, mutant) if batch is not None else None
         if batched is not None:  # judged in its batch; one it could not judge is graded here
             if key is not None:
                 cache.store_mutant(key, *batched)
-            return result(*batched)
+            return batched
         counters, stop = least_counters(ctx.task)
         graded = grade_end_state(
             ctx.task,
@@ -121,13 +132,92 @@ def mutant_check(
             outcome, detail = "pass", f"{mutant.description}: {failing_detail(graded)}"
         if key is not None:
             cache.store_mutant(key, outcome, detail)
-        return result(outcome, detail)
+        return outcome, detail
+
+
+class Followers:
+    """The mutants that follow their line's first ones, batched once their leaders' fates
+    are known: only the followers whose line kept a leader alive are graded, in as many
+    batches as those few make (none when every line's leaders were killed)."""
+
+    def __init__(self, task: Task, follows: dict[str, tuple[Mutant, ...]],
+                 candidates: list[Mutant], fates: Fates, workers: int) -> None:
+        self.task = task
+        self.follows = follows
+        self.candidates = candidates
+        self.fates = fates
+        self.workers = workers
+        self._lock = threading.Lock()
+        self._done = False
+
+    def sampled_out(self, ctx: ProveContext, mutant: Mutant) -> list[Mutant] | None:
+        """Its line's leaders when every one was killed (so it is not run), else None."""
+        leaders = self.follows[mutant.id]
+        fates = [self.fates.of(ctx, m) for m in leaders]
+        if all(f is not None and f[0] == "pass" for f in fates):
+            return list(leaders)
+        return None
+
+    def prepare(self, ctx: ProveContext) -> None:
+        """Batch the followers that will run (first call only; the others wait for it)."""
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            needed = [m for m in self.candidates if self.sampled_out(ctx, m) is None]
+            self.fates.grouped.update(batches(self.task, needed, _applier, self.workers))
+
+
+def mutant_check(
+    mutant: Mutant, base_key: str, use_cache: bool = True, budget: Budget | None = None,
+    batch: MutantBatch | None = None, fates: Fates | None = None,
+    followers: Followers | None = None,
+) -> Check:
+    label = f"mutant {mutant.id} fails"
+    where = f"solution/{mutant.path}"
+    if fates is None:
+        fates = Fates(base_key, use_cache, budget, {mutant.id: batch} if batch else {})
+
+    def result(outcome: str, detail: str) -> CheckResult:
+        survived = outcome == "fail"
+        return CheckResult(
+            label,
+            GROUP_NAME,
+            "fail" if survived else "pass",
+            detail=detail,
+            code="ES911" if survived else None,
+            path=where,
+            line=mutant.line,
+        )
+
+    def check(ctx: ProveContext) -> CheckResult:
+        if followers is not None and mutant.id in followers.follows:
+            leaders = followers.sampled_out(ctx, mutant)
+            if leaders is not None:
+                return CheckResult(
+                    label, GROUP_NAME, "skipped", path=where, line=mutant.line,
+                    detail=f"{SAMPLED_OUT}: {mutant.description}; line {mutant.line}'s first "
+                    f"{len(leaders)} mutants were all killed ("
+                    + ", ".join(m.id for m in leaders) + ")",
+                )  # fmt: skip
+            followers.prepare(ctx)
+        graded = fates.of(ctx, mutant)
+        if graded is None:  # only the time budget leaves a mutant unrun
+            seconds = fates.budget.seconds if fates.budget is not None else 0.0
+            return CheckResult(
+                label, GROUP_NAME, "skipped", detail=NOT_RUN.format(seconds),
+                path=where, line=mutant.line, unrun=True,
+            )  # fmt: skip
+        return result(*graded)
 
     return check
 
 
 def jobs(task: Task, plan: Plan) -> Iterator[Job]:
-    """One job per mutant run; ``use_cache=False`` (``--no-cache``) grades every one anew."""
+    """One job per mutant run; ``use_cache=False`` (``--no-cache``) grades every one anew.
+
+    Each line's first mutants (:func:`leaders_and_followers`) come first; the others follow
+    and run only where one of their line's first ones was not killed."""
     found = mutant_set(task)
     if found is None:
         return
@@ -136,11 +226,19 @@ def jobs(task: Task, plan: Plan) -> Iterator[Job]:
         return
     base_key = cache.mutant_base(task, plan.sandbox_key)
     budget = Budget(plan.mutant_budget)
-    unknown = [m for m in chosen if not plan.use_cache
-               or cache.load_mutant(cache.mutant_key(base_key, m.id, m.content)) is None]
-    grouped = batches(task, unknown, _applier, plan.workers)
-    for mutant in chosen:
-        check = mutant_check(mutant, base_key, plan.use_cache, budget, grouped.get(mutant.id))
+
+    def unknown(mutants: list[Mutant]) -> list[Mutant]:
+        return [m for m in mutants if not plan.use_cache
+                or cache.load_mutant(cache.mutant_key(base_key, m.id, m.content)) is None]
+
+    leaders, follows = leaders_and_followers(chosen)
+    grouped = batches(task, unknown(leaders), _applier, plan.workers)
+    fates = Fates(base_key, plan.use_cache, budget, grouped)
+    rest = [m for m in chosen if m.id in follows]
+    followers = Followers(task, follows, unknown(rest), fates, plan.workers)
+    for mutant in [*leaders, *rest]:
+        check = mutant_check(mutant, base_key, plan.use_cache, budget, fates=fates,
+                             followers=followers)
         yield make_job(GROUP_NAME, f"mutant {mutant.id} fails", check)
 
 
@@ -208,6 +306,9 @@ class Score:
     not_run: int
     over_budget: int = 0
     """Of ``not_run``: the mutants the time budget left unrun (the rest: ``--mutants``)."""
+    sampled_out: int = 0
+    """Not run by design: their line's first mutants were all killed. Neither survivors nor
+    ``not_run`` (the score stays complete: every line was tried)."""
 
     @property
     def complete(self) -> bool:
@@ -224,6 +325,7 @@ class Score:
             "equivalent": self.equivalent,
             "not_run": self.not_run,
             "over_budget": self.over_budget,
+            "sampled_out": self.sampled_out,
             "complete": self.complete,
             "score": ratio if self.complete else None,
             "sample_score": None if self.complete else ratio,
@@ -236,6 +338,7 @@ def score(task: Task, limit: int | None, checks: Sequence[CheckResult]) -> Score
     mine = [c for c in checks if c.group == GROUP_NAME and c.check.startswith("mutant m")]
     over = [c for c in mine if c.unrun]
     ran = [c for c in mine if c.outcome != "skipped"]
+    sampled = [c for c in mine if c.outcome == "skipped" and c.detail.startswith(SAMPLED_OUT)]
     if not ran and not over:
         return None
     found = mutant_set(task)
@@ -251,6 +354,7 @@ def score(task: Task, limit: int | None, checks: Sequence[CheckResult]) -> Score
         equivalent=len(found.equivalent),
         not_run=over_count + len(over),
         over_budget=len(over),
+        sampled_out=len(sampled),
     )
 
 
