@@ -9,6 +9,7 @@ from endstate_author.rules import (  # noqa: F401  (importing a family registers
     es2_graders,
     es2_vendor,
     es3_assertions,
+    es4_answer,
     es4_directory,
     es5_judge,
     es5_tests,
