@@ -144,12 +144,13 @@ def test_variants_that_import_standard_modules_are_judged_as_alone(tmp_path: Pat
 
 def test_a_tree_module_named_like_a_standard_one_is_never_run_ahead(tmp_path: Path) -> None:
     """The tree's ``calendar.py`` notes the process that ran it; had the warm-up imported it in
-    the forking process, each variant would find it run by another process."""
+    the forking process, each variant would find it run by another process than the one that
+    imported the tests' modules (each test's process is forked from that one: its parent)."""
     task = make_task(tmp_path / "task")
     (task / "fixture" / "calendar.py").write_text("import os\nRAN_IN = os.getpid()\n")
     (task / "fixture" / "pkg" / "when.py").write_text("import calendar\n")  # seen by the warm-up
     calc = ("import os\nimport calendar\n\ndef add(a, b):\n"
-            "    return a + b if calendar.RAN_IN == os.getpid() else a - b\n")
+            "    return a + b if calendar.RAN_IN == os.getppid() else a - b\n")
     got = _variants("local-no-walls", task, [{"pkg/calc.py": calc}] * 2)
     assert got == [True, True]
 

@@ -1,12 +1,13 @@
-"""The judge's child: the one process that runs the code under test. Shipped as source with
-:mod:`endstate_harness.graders.judge.wire`, run with ``python -s -S -B -c``; standard library
-only, Python 3.8+.
+"""The judge's child: the processes that run the code under test. Shipped as source after
+:mod:`endstate_harness.graders.judge.wire` and :mod:`endstate_harness.inside.judge_scope`, run
+with ``python -s -S -B -c``; standard library only, Python 3.8+.
 """
 
 import importlib
 import importlib.machinery
 import operator
 import os
+import signal
 import sys
 
 if "encode" not in globals():  # imported in a test; shipped, wire.py's text comes first
@@ -18,6 +19,16 @@ if "encode" not in globals():  # imported in a test; shipped, wire.py's text com
         encode,
         loads,
     )
+if "Ground" not in globals():  # the same: judge_scope.py's text comes before this one's
+    from endstate_harness.inside.judge_scope import (
+        Ground,
+        after_fork,
+        drop_signals,
+        hold_signals,
+        writable_roots,
+    )
+if "preimports" not in globals():  # the same: judge_warm.py's text comes before this one's
+    from endstate_harness.inside.judge_warm import WARM_FILES, _warm, preimports  # noqa: F401
 
 _APPLY = {
     "len": len,
@@ -56,12 +67,24 @@ _APPLY = {
 are rebuilt with ``%`` so that a ``str`` subclass comes back as a plain ``str``."""
 
 
+_SCOPE_OPS = ("fork", "end", "settle", "pin", "variant")
+"""What the process the tests are forked from still answers once it forked one."""
+
+
 class Server:
     """Keeps the objects handed out, by reference number, and answers requests."""
 
-    def __init__(self):
+    def __init__(self, ground=None):
         self.objects = {}
         self.numbers = {}
+        self.next_number = 1
+        """The next reference number; a fork numbers from the base the judge gives it, so
+        that no two processes of one run give one number to two objects."""
+        self.ground = ground if ground is not None else Ground([])
+        self.depth = 0
+        """0: the process that imported the tests' modules; n: a fork of depth n - 1 (a
+        module's, a class's or a test's: the judge decides, :mod:`judge.isolation`)."""
+        self.forked = False
         self.variant = None
         """In a variant's process: "open"; in the process that forks them: "parent" once the
         first variant was asked for (it then answers nothing but the next variant)."""
@@ -71,17 +94,22 @@ class Server:
     # --- references -------------------------------------------------------------------
 
     def ref(self, obj):
-        number = self.numbers.get(id(obj))
-        if number is None or self.objects.get(number) is not obj:
-            number = len(self.objects) + 1
-            self.objects[number] = obj
-            self.numbers[id(obj)] = number
+        number = self.number(obj)
         out = {"T": "ref", "id": number, "kind": _kind(obj)}
         if isinstance(obj, type):
             out["cls"] = self.describe_class(obj)
         else:
             out["cls"] = self.describe_class(type(obj))
         return out
+
+    def number(self, obj):
+        number = self.numbers.get(id(obj))
+        if number is None or self.objects.get(number) is not obj:
+            number = self.next_number
+            self.next_number += 1
+            self.objects[number] = obj
+            self.numbers[id(obj)] = number
+        return number
 
     def describe_class(self, cls, depth=0):
         if cls.__module__ == "builtins" or depth > 32:
@@ -93,11 +121,7 @@ class Server:
                 if klass.__module__ == "builtins":
                     exc = klass.__name__
                     break
-        number = self.numbers.get(id(cls))
-        if number is None or self.objects.get(number) is not cls:
-            number = len(self.objects) + 1
-            self.objects[number] = cls
-            self.numbers[id(cls)] = number
+        number = self.number(cls)
         return {
             "id": number,
             "name": "%s" % (getattr(cls, "__name__", "?"),),
@@ -128,6 +152,10 @@ class Server:
             return None
         if self.variant == "parent" and op != "variant":
             raise WireError("the process of the last variant ended")
+        if self.forked and not self.depth and op not in _SCOPE_OPS:
+            raise WireError("the tests run in processes of their own: this one only forks them")
+        if op == "fork":
+            return self.fork_scope(msg.get("base"))
         if op == "variant":
             return self.fork_variant(msg.get("files"))
         if op == "pin":  # onto the judge's CPU: they take turns (launch.shared_cpu says why)
@@ -140,6 +168,8 @@ class Server:
                 pass  # not allowed here (a container's CPU set): only speed depends on it
             return None
         if op == "end":
+            if self.depth:
+                raise _EndVariant()
             if self.variant != "open":
                 raise WireError("no variant to end")
             raise _EndVariant()
@@ -174,8 +204,8 @@ class Server:
         """One variant of the tree (prove's mutants: files that differ from the solution's)
         in a process of its own, forked from this one before any code under test was
         imported: it writes the variant's files, answers the judge until "end", and exits;
-        this process then writes the files back and waits for the next variant. What one
-        variant's code leaves in memory never reaches the next."""
+        this process then writes the files back, ends what it left (:class:`Ground`), and
+        waits for the next variant. What one variant's code leaves never reaches the next."""
         if self.variant == "open" or self.objects:
             raise WireError("a variant starts only from a process that imported nothing")
         if type(files) is not dict or not files:
@@ -195,8 +225,14 @@ class Server:
                     saved[path] = old.read()
             except FileNotFoundError:
                 saved[path] = None
+        why = self.ground.prepare()  # the tree as it is without the variant, to come back to
+        if why is not None:
+            raise WireError(why)
+        mask = hold_signals()
         pid = os.fork()
         if pid == 0:
+            self.ground = after_fork(self.ground)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             self.variant = "open"
             listed = False  # whether a folder's list of files changes (one added, one gone)
             for rel, text in files.items():
@@ -212,20 +248,60 @@ class Server:
             if listed:  # a file that was not there before is seen, one gone is not found
                 importlib.invalidate_caches()
             return None
-        _pid, status = os.waitpid(pid, 0)
+        try:
+            _pid, status = os.waitpid(pid, 0)
+            for path, data in saved.items():
+                try:
+                    if data is None:
+                        if os.path.exists(path):
+                            os.unlink(path)
+                    else:
+                        with open(path, "wb") as old:
+                            old.write(data)
+                except OSError:
+                    pass
+            why = self.ground.put_back()  # and whatever else its tests left
+        finally:
+            drop_signals(mask)
         self.variant = "parent"
         if status != _ENDED << 8:  # ended by its code, not by "end": the judge is waiting
-            self.gone = "the process running the variant ended (status %d)" % (status,)
-        for path, data in saved.items():
-            try:
-                if data is None:
-                    if os.path.exists(path):
-                        os.unlink(path)
-                else:
-                    with open(path, "wb") as old:
-                        old.write(data)
-            except OSError:
-                pass
+            self.gone = _ended("the variant", status)
+        elif why is not None:
+            self.gone = why
+        return _NO_REPLY
+
+    def fork_scope(self, base):
+        """A process of its own for what follows (a test, or a class's or module's fixtures
+        and their tests), forked from this one: it answers the judge until "end" and exits.
+        This process then ends what it left (:class:`Ground`) and waits for the next fork; at
+        depth 0 it answers nothing else any more. A fork that ended otherwise, or left what
+        cannot be put back, is reported: the judge stops there."""
+        if type(base) is not int or base < self.next_number or self.variant == "parent":
+            raise WireError("a fork needs a base above this process's references")
+        why = self.ground.prepare()
+        if why is not None:
+            raise WireError(why)
+        mask = hold_signals()
+        pid = os.fork()
+        if pid == 0:
+            self.ground = after_fork(self.ground)
+            self.depth += 1
+            self.forked = False
+            self.next_number = base
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            return None
+        self.forked = True
+        try:
+            _pid, status = os.waitpid(pid, 0)
+            why = self.ground.put_back()
+        finally:
+            drop_signals(mask)
+        if status != _ENDED << 8 or why is not None:
+            why = why or _ended("a test", status)
+            if self.depth or self.variant == "open":  # its parent puts back and says so
+                os.write(2, ("judge child: %s\n" % (why,)).encode("utf-8", "replace"))
+                os._exit(_LOST)
+            self.gone = why
         return _NO_REPLY
 
     def define(self, name, source):
@@ -263,102 +339,6 @@ class Server:
                 "obj": self.ref(exc)}
 
 
-WARM_FILES = 300
-"""Most source files of the tree compiled ahead of the variants, in the order of a sorted walk
-(a larger tree: the rest are compiled by each variant that imports them, as without the
-warm-up). The warm-up is paid once per batch of up to four dozen variants whether they import
-a file or not: a tree that vendors a library of thousands of modules must not cost seconds."""
-WARM_BYTES = 4 << 20
-"""Most source bytes compiled ahead of the variants."""
-NOT_PREIMPORTED = {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo",
-                   "__main__", "__hello__", "__phello__"}
-"""Standard modules never imported ahead: importing them does something visible."""
-
-
-def _warm(root):
-    """Before the first variant, in the process that forks them: what each variant's process
-    would otherwise redo, done once.
-
-    - Every source file of the tree is compiled (not run) and kept with its bytes; a
-      variant's import uses the kept code object when the file holds the same bytes (the
-      mutant's own file differs and is compiled as usual). The code object is the one
-      ``compile`` makes of those bytes either way.
-    - The standard modules the tree's code imports are imported here, so each variant finds
-      them loaded, as ``json`` and ``decimal`` already are (the wire format uses them). Not
-      when a module of the tree has the name of a standard module: a standard module that
-      imports it would then run the tree's code here, before any variant.
-    - The import system's view of the folders on ``sys.path`` is read once.
-
-    Nothing of the tree runs here: this process still imported nothing of it, and what a
-    variant does stays in its own process. Any failure leaves the variant to do the work."""
-    try:
-        codes, imported, tops = _compiled(root)
-        SourceFileLoader = importlib.machinery.SourceFileLoader
-        original = SourceFileLoader.source_to_code
-
-        def source_to_code(self, data, path, *args, **kwargs):
-            kept = codes.get(path)
-            if kept is not None and not args and not kwargs and kept[0] == data:
-                return kept[1]
-            return original(self, data, path, *args, **kwargs)
-
-        SourceFileLoader.source_to_code = source_to_code  # type: ignore[method-assign]
-        importlib.machinery.PathFinder.find_spec("_endstate_judge_warm_")
-        for name in preimports(imported, tops, getattr(sys, "stdlib_module_names", None)):
-            try:
-                __import__(name)
-            except BaseException:  # the variant meets the same failure, in its own time
-                pass
-    except Exception:
-        pass
-
-
-def preimports(imported, tops, stdlib):
-    """Which of the modules the tree imports are imported ahead (see :func:`_warm`): the
-    standard library's, none when a top-level name of the tree is a standard module's (or the
-    interpreter does not list them, before 3.10)."""
-    if stdlib is None or set(tops) & set(stdlib):
-        return []
-    return [name for name in sorted(imported)
-            if name.partition(".")[0] in stdlib and name.partition(".")[0] not in NOT_PREIMPORTED]
-
-
-def _compiled(root):
-    """Source path → (bytes, code) for the tree's ``.py`` files; the absolute module names
-    they import; the top-level names the tree itself defines."""
-    import ast  # deferred: only the process that forks the variants parses, once per batch
-
-    codes = {}  # type: dict[str, tuple[bytes, object]]
-    imported = set()  # type: set[str]
-    tops = set()
-    total = 0
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        if folder == root:
-            tops.update(dirs)
-            tops.update(n.partition(".")[0] for n in names)
-        for name in sorted(names):
-            if not name.endswith(".py") or len(codes) >= WARM_FILES:
-                continue
-            path = os.path.join(folder, name)
-            try:
-                with open(path, "rb") as source:
-                    data = source.read(WARM_BYTES - total + 1)
-                total += len(data)
-                if total > WARM_BYTES:
-                    return codes, imported, tops
-                codes[path] = (data, compile(data, path, "exec", dont_inherit=True))
-                tree = ast.parse(data, path)
-            except Exception:  # unreadable or not Python: the variant finds out itself
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    imported.update(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                    imported.add(node.module)
-    return codes, imported, tops
-
-
 def _drop_bytecode(path):
     folder, name = os.path.split(path)
     cache = os.path.join(folder, "__pycache__")
@@ -384,6 +364,18 @@ class _EndVariant(Exception):
 _ENDED = 90
 """The exit status of a variant's process that the judge ended (any other: its code ended
 it, and the judge, waiting for an answer, is told)."""
+
+_LOST = 91
+"""The exit status of a fork whose own fork ended on its own or left what cannot be put back:
+the judge stops there, told by the process the variant or the tests were forked from."""
+
+
+def _ended(what, status):
+    if status == _LOST << 8:
+        return "the process running %s ended: a test's process ended on its own or left what " \
+               "cannot be put back" % (what,)
+    return "the process running %s ended (status %d)" % (what, status)
+
 
 _NO_REPLY = object()
 """What the forking process returns once a variant's process ended: the variant answered for
@@ -418,7 +410,7 @@ def main():
     os.dup2(null, 0)
     os.dup2(2, 1)
     sys.path.insert(0, os.getcwd())
-    server = Server()
+    server = Server(Ground(writable_roots(os.getcwd(), os.environ)))
     while True:
         line = proto_in.readline(MAX_MESSAGE_BYTES + 1)
         if not line:

@@ -19,6 +19,7 @@ from typing import Any
 
 from endstate_harness.graders.judge.assertions import guard_assertions
 from endstate_harness.graders.judge.finder import install
+from endstate_harness.graders.judge.isolation import isolating
 from endstate_harness.graders.judge.leftovers import Leftovers
 from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
 from endstate_harness.graders.judge.remote import Conversation
@@ -79,14 +80,20 @@ class _Collector(unittest.TestResult):
         self.trusted = trusted
         self.started = 0
         self.cpu_budget_s = cpu_budget_s
+        self.judge_conv: Conversation | None = None
+        """The conversation whose child each test gets a process of its own in."""
 
     def stopTest(self, test: unittest.TestCase) -> None:
         if self.cpu_budget_s > 0:
             signal.setitimer(signal.ITIMER_PROF, 0)
+        if self.judge_conv is not None:
+            self.judge_conv.close_scope()
         super().stopTest(test)
 
     def startTest(self, test: unittest.TestCase) -> None:
         super().startTest(test)
+        if self.judge_conv is not None:  # the test's own process (isolation.py says why)
+            self.judge_conv.open_scope()
         self.started = self.tally.count
         if self.cpu_budget_s > 0:
             signal.setitimer(signal.ITIMER_PROF, self.cpu_budget_s)
@@ -230,8 +237,9 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     install(conv, set(config["modules"]), config.get("helpers") or {})
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
-    suite = loader.discover(start, pattern=config["pattern"], top_level_dir=top)
+    suite = isolating(loader.discover(start, pattern=config["pattern"], top_level_dir=top))
     result = _Collector(tally, trusted, float(config["call_timeout_s"]), brief=variant is not None)
+    result.judge_conv = conv
     # a variant asks only whether the tests reject it: the first failure says so
     result.failfast = variant is not None
     suite.run(result)
@@ -240,6 +248,8 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
             result.outcomes.append({"id": test.id(), "outcome": "error", "detail": reason,
                                     "file": file_of(test, trusted), "assertions": 0,
                                     "message": " ".join(reason.split()[-40:])})
+    while conv.scopes:  # a scope the suite left open (it never should): ended all the same
+        conv.close_scope()
     gone = conv.gone
     if variant is not None and not gone:
         try:

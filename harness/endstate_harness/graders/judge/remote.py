@@ -53,6 +53,10 @@ _MIRRORED_BUILTINS = {
 subclasses but warnings; never ``SystemExit``/``KeyboardInterrupt``/``GeneratorExit``)."""
 
 
+_CONTROL = ("pin", "variant", "end", "settle", "fork")
+"""Requests about the child's processes, sent from where they are (never forked for)."""
+
+
 class Conversation:
     """Requests to the child over this process's stdin/stdout, one at a time, with a deadline."""
 
@@ -67,6 +71,36 @@ class Conversation:
         self.objects: dict[int, Any] = {}
         self.classes: dict[int, type] = {}
         self.budget = Budget()
+        self.scopes: list[bool] = []
+        """The forks wanted now, outermost first (a module's, a class's, a test's: see
+        :mod:`endstate_harness.graders.judge.isolation`), each True once the child made it. A
+        fork is made when its first request goes out: a test that calls nothing costs none."""
+        self.forks = 0
+
+    # --- isolation --------------------------------------------------------------------
+
+    def open_scope(self) -> None:
+        """What follows runs in a process of its own, forked when it first asks the child."""
+        self.scopes.append(False)
+
+    def close_scope(self) -> None:
+        """End the innermost scope's process, if it was made (its fork's parent then ends
+        what it left). Never raises: a child that does not answer is ``gone``, and every
+        later request says so."""
+        if not self.scopes:
+            return
+        if self.scopes.pop() and not self.gone:
+            try:
+                self._request("end")
+            except Exception:  # the child's state is unknown: it is gone (set by _fail)
+                self.gone = self.gone or "the process of a test did not end cleanly"
+
+    def _fork_scope(self) -> None:
+        """The innermost scope's process, forked from the innermost one made: a scope between
+        them (a class whose fixtures asked nothing) has nothing of its own to inherit."""
+        self.forks += 1
+        self._request("fork", base=self.forks << 32)  # its own reference numbers
+        self.scopes[-1] = True
 
     # --- transport --------------------------------------------------------------------
 
@@ -101,9 +135,17 @@ class Conversation:
         return line
 
     def request(self, op: str, **fields: Any) -> Any:
-        """Send one request and return its decoded answer (or raise what the child raised).
+        """Send one request and return its decoded answer (or raise what the child raised),
+        from the process of the innermost scope (forked first, if need be).
 
         Reading the answer and rebuilding its value share one deadline: the call's."""
+        if self.gone:
+            raise ChildGone(self.gone)
+        if self.scopes and not self.scopes[-1] and op not in _CONTROL:
+            self._fork_scope()
+        return self._request(op, **fields)
+
+    def _request(self, op: str, **fields: Any) -> Any:
         if self.gone:
             raise ChildGone(self.gone)
         self.next_id += 1

@@ -1,0 +1,346 @@
+"""What keeps one test of the judge's child from seeing another's: shipped as source between the
+wire format and :mod:`endstate_harness.inside.judge_child`; standard library only, Python 3.8+.
+
+The child forks a process per test (and per class or module whose fixtures call the code
+under test) from the process that imported the package; the fork's memory dies with it. What a
+test's process can change that outlives it is put back here by the process it was forked from,
+once it has ended (:class:`Ground`): every process it left is killed, the files of the folders
+it may write are brought back to what they were before the first fork, and the signals it sent
+upwards are dropped unseen.
+"""
+
+import os
+import signal
+import stat
+
+SNAPSHOT_BYTES = 64 << 20
+"""Most bytes of file contents a forking process keeps to put back (a changed file beyond them
+cannot be put back, and the child says so: the run fails rather than carry it on)."""
+MAX_ENTRIES = 20000
+"""Most names the writable folders may hold (beyond them the tests are not isolated: said)."""
+STRAY_ROUNDS = 200
+"""Rounds of killing a test's leftover processes (each round kills every one then alive)."""
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def writable_roots(cwd, environ):
+    """The folders the code under test may write and a test could leave something in: the
+    tree, ``TMPDIR`` and ``HOME`` as the harness set them when the child started (before any
+    code under test ran), and ``/dev/shm`` where ``/tmp`` is one of them (a sandbox with a
+    private ``/tmp`` has a private ``/dev/shm``: the walls' and the container's). Without
+    walls ``/tmp`` is the host's, which is never a root: it holds other processes' files."""
+    found = []
+    for path in (cwd, environ.get("TMPDIR"), environ.get("HOME")):
+        if path and os.path.isabs(path) and os.path.isdir(path):
+            found.append(os.path.realpath(path))
+    if "/tmp" in found and os.path.isdir("/dev/shm"):
+        found.append("/dev/shm")
+    roots = []  # type: list[str]
+    for path in sorted(set(found), key=len):
+        if path != "/" and not any(path.startswith(r.rstrip("/") + "/") for r in roots):
+            roots.append(path)
+    return roots
+
+
+class Ground:
+    """One forking process's view of what its forks may change outside themselves, taken just
+    before its first fork; :meth:`put_back` after each fork ended."""
+
+    def __init__(self, roots):
+        self.roots = roots
+        self.shot = None
+        """path -> (kind, mode, identity, payload), every name under the roots."""
+        self.ready_once = False
+
+    def fresh(self):
+        """The ground of a process just forked (it takes its own view when it forks)."""
+        return Ground(self.roots)
+
+    def prepare(self):
+        """Before a fork: None when the forks can be isolated, else why not."""
+        if not self.ready_once:
+            _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # a fork's orphans come back here, to be ended
+            _prctl(_PR_SET_DUMPABLE, 0)  # a fork may not read or write this process's memory
+            self.ready_once = True
+        threads = _threads()
+        if threads > 1:
+            return (f"the code under test left {threads - 1} threads running in the process "
+                    "the tests are forked from: state could pass from test to test through them")
+        if self.shot is None:
+            self.shot = {}
+            kept = [0]
+            for root in self.roots:
+                if not _walk(root, self.shot, kept):
+                    self.shot = None
+                    return f"more than {MAX_ENTRIES} names in {root}: the tests cannot be isolated"
+        return None
+
+    def put_back(self):
+        """After a fork ended: its processes ended, the folders as they were. None, or why
+        they could not be."""
+        why = end_strays()
+        if why is not None:
+            return why
+        if self.shot is None:
+            return None
+        return _restore(self.roots, self.shot)
+
+
+def after_fork(ground):
+    """In a fork, at once: its own view, and its memory readable as any process's is."""
+    _prctl(_PR_SET_DUMPABLE, 1)
+    return ground.fresh()
+
+
+def hold_signals():
+    """Block every signal while this process waits for a fork (a handler of the code under test
+    run meanwhile would be code of a test running here); the mask to give back."""
+    return signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()))
+
+
+def drop_signals(mask):
+    """Discard what was sent meanwhile (ignored, which drops a pending signal), then unblock."""
+    for signum in signal.sigpending():
+        try:
+            handler = signal.getsignal(signum)
+            signal.signal(signum, signal.SIG_IGN)
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        except (OSError, ValueError, TypeError):
+            pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+_LIBC = []  # type: list
+
+
+def _prctl(option, value):
+    try:
+        if not _LIBC:
+            import ctypes  # deferred: only a process that forks tests needs it
+
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        _LIBC[0].prctl(option, value, 0, 0, 0)
+    except (ImportError, OSError, AttributeError):
+        pass  # not Linux: forks still isolate memory; strays are not adopted
+
+
+def _threads():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _children():
+    """This process's children (its own and the orphans it adopted as subreaper)."""
+    me = os.getpid()
+    found = set()  # type: set[int]
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children", "rb") as listing:
+                found.update(int(p) for p in listing.read().split())
+        except (OSError, ValueError):
+            return _children_by_scan(me)
+    return found
+
+
+def _children_by_scan(me):
+    found = set()  # type: set[int]
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as source:
+                    fields = source.read().rsplit(b")", 1)[1].split()
+                if int(fields[1]) == me:
+                    found.add(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def end_strays():
+    """Kill every process a test left (adopted here as their subreaper) and reap them."""
+    for _ in range(STRAY_ROUNDS):
+        kids = _children()
+        if not kids:
+            break
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in kids:
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+    else:
+        return "a test left processes that could not be ended"
+    while True:  # a zombie adopted between the rounds
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except OSError:
+            break
+        if pid == 0:
+            break
+    return None
+
+
+def _identity(kind, st):
+    """What a change of the name shows in: a file's contents (its ctime moves with any write,
+    even one that sets its mtime back), a link's target; a folder's or a special file's
+    inode (a folder's own contents are its names, compared one by one)."""
+    if kind == stat.S_IFREG:
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if kind == stat.S_IFLNK:
+        return (st.st_ino, st.st_ctime_ns)
+    return (st.st_ino,)
+
+
+def _walk(root, into, kept):
+    """Every name under ``root`` (links recorded, never followed) into ``into``, iteratively;
+    with ``kept`` (the snapshot) the contents of regular files while ``kept[0]`` stays within
+    :data:`SNAPSHOT_BYTES`. Every folder is made listable and writable (its mode as found is
+    recorded, and put back), so that what a test left in a folder it locked can be seen and
+    removed. False: too many names."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            try:
+                os.chmod(folder, 0o700)
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+        for entry in entries:
+            if len(into) >= MAX_ENTRIES:
+                return False
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            kind = stat.S_IFMT(st.st_mode)
+            payload = None
+            if kind == stat.S_IFDIR:
+                stack.append(entry.path)
+                if st.st_mode & 0o700 != 0o700:
+                    try:
+                        os.chmod(entry.path, st.st_mode | 0o700)
+                    except OSError:
+                        pass
+            elif kind == stat.S_IFLNK:
+                try:
+                    payload = os.readlink(entry.path)
+                except OSError:
+                    pass
+            elif kind == stat.S_IFREG and kept is not None and (
+                    kept[0] + st.st_size <= SNAPSHOT_BYTES):
+                payload = _read(entry.path)
+                if payload is not None:
+                    kept[0] += len(payload)
+            into[entry.path] = (kind, stat.S_IMODE(st.st_mode), _identity(kind, st), payload)
+    return True
+
+
+def _read(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        chunks = []  # type: list[bytes]
+        while True:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                return b"".join(chunks)
+            chunks.append(data)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _remove(path, kind):
+    if kind == stat.S_IFDIR:
+        os.rmdir(path)
+    else:
+        os.unlink(path)
+
+
+def _restore(roots, shot):
+    """Bring the roots back to ``shot``: what a test added goes (deepest first), what it
+    changed or removed comes back (parents first); a put-back file's new identity is kept."""
+    now = {}  # type: dict
+    for root in roots:
+        if not _walk(root, now, None):
+            return f"a test left more than {MAX_ENTRIES} names in {root}"
+    problems = []
+    for path in sorted((p for p in now if p not in shot), reverse=True):
+        try:
+            _remove(path, now[path][0])
+        except OSError as exc:
+            problems.append(f"{path} ({exc.strerror})")
+    for path in sorted(p for p in shot if p not in now or now[p][:3] != shot[p][:3]):
+        kind, mode, _ident, payload = shot[path]
+        was = now[path][0] if path in now else None
+        try:
+            if was is not None and was != kind:
+                if was == stat.S_IFDIR:
+                    _clear(path)
+                _remove(path, was)
+                was = None
+            if kind == stat.S_IFDIR:
+                if was is None:
+                    os.mkdir(path, 0o700)
+            elif kind == stat.S_IFLNK and payload is not None:
+                if was is not None:
+                    os.unlink(path)
+                os.symlink(payload, path)
+            elif kind == stat.S_IFREG and payload is not None:
+                _write(path, payload, was is None)
+            elif kind in (stat.S_IFREG, stat.S_IFLNK) or was is None:
+                problems.append(f"{path} (cannot be made again)")
+                continue
+            if kind != stat.S_IFLNK:
+                os.chmod(path, mode)
+            st = os.lstat(path)
+            shot[path] = (kind, mode, _identity(kind, st), payload)
+        except OSError as exc:
+            problems.append(f"{path} ({exc.strerror})")
+    if problems:
+        return "a test changed what cannot be put back: " + ", ".join(problems[:3])
+    return None
+
+
+def _write(path, payload, new):
+    """A file's contents put back; in place when it is still there (a process that holds it
+    open, this one included, sees the old contents again, not a test's under a new name)."""
+    flags = os.O_WRONLY | os.O_NOFOLLOW | (os.O_CREAT | os.O_EXCL if new else os.O_TRUNC)
+    if not new:
+        os.chmod(path, 0o600)  # a test may have made it read-only; its mode is put back after
+    fd = os.open(path, flags, 0o600)
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _clear(folder):
+    """Everything under ``folder`` removed, deepest first, never following a link."""
+    found = {}  # type: dict
+    _walk(folder, found, None)
+    for path in sorted(found, reverse=True):
+        try:
+            _remove(path, found[path][0])
+        except OSError:
+            pass
