@@ -65,6 +65,12 @@ def _setup_command(task: Path, pid: int) -> str:
         f"ln -s {climb}proc/self/environ climbenv.txt",
         "ln -s hold inner",
         "mkdir pkgdir && ln -s ../hold pkgdir/up",
+        "echo made",
+    ])
+
+
+def _special_command() -> str:
+    return "; ".join([
         "mkfifo fifo chunker/fifo.py",
         "python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('sock')\"",
         "python3 -c \"print('a' * 48 + 'b')\" > redos.txt",
@@ -121,13 +127,16 @@ def attack(config_text: str) -> None:
         links: list[tuple[str, dict[str, Any]]] = []
         for target in TARGETS:
             links += _calls_on(target)
-        server.reply(tool_calls=links)
-        server.reply(tool_calls=[
+        listing = [
             ("glob", {"pattern": "*"}), ("glob", {"pattern": "**/*.txt"}),
             ("grep", {"pattern": "HOLDOUT|SOLUTION|SECRET|sk-|CMDLINE|chunk"}),
             ("grep", {"pattern": "."}),
             ("grep", {"pattern": ".", "glob": "hold*"}),
-            ("grep", {"pattern": ".", "glob": "deep/*"}),
+        ]
+        server.reply(tool_calls=links + listing)
+        server.reply(tool_calls=[("bash", {"command": _special_command()})])
+        server.reply(tool_calls=[
+            *listing, ("grep", {"pattern": ".", "glob": "deep/*"}),
             ("read", {"path": f"{deep}/leaf.txt"}), ("read", {"path": f"{deep}/env.txt"}),
         ])
         special: list[tuple[str, dict[str, Any]]] = []
@@ -195,8 +204,8 @@ def _run(kind: str, tmp_path: Path, image: str | None = None) -> None:
     record = json.loads(out.read_text())
     took = time.monotonic() - started
 
-    leaks = [(what, text[:200]) for text in record["seen"] for what, value in secrets.items()
-             if value in text]
+    leaks = [(what, text[max(0, text.index(value) - 60):text.index(value) + 40])
+             for text in record["seen"] for what, value in secrets.items() if value in text]
     assert not leaks, f"tool output leaked: {leaks}"
     assert tree_digest(task) == before, "a tool wrote through a link into the task folder"
     assert not record["error"], f"the run errored: {record['error']}"
@@ -211,8 +220,8 @@ def _run(kind: str, tmp_path: Path, image: str | None = None) -> None:
     assert redos["is_error"] and "did not finish" in redos["content"], redos
     # the special files' step and the backtracking grep: each ends at once / at its deadline
     arrivals = record["arrivals"]
-    assert arrivals[4] - arrivals[3] < 30, f"the fifo step took {arrivals[4] - arrivals[3]:.1f}s"
-    assert arrivals[5] - arrivals[4] < TOOL_TIMEOUT_S + 20, "the grep was not cut in time"
+    assert arrivals[5] - arrivals[4] < 30, f"the fifo step took {arrivals[5] - arrivals[4]:.1f}s"
+    assert arrivals[6] - arrivals[5] < TOOL_TIMEOUT_S + 20, "the grep was not cut in time"
     assert took < TASK_TIMEOUT_S + 60, f"the run took {took:.0f}s"
 
 
