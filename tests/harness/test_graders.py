@@ -370,3 +370,168 @@ def test_requirements_checks_match_the_reference() -> None:
     theirs = RunRequirements.model_validate(data).check(counters, "max_steps")
     assert [c.model_dump() for c in ours] == [c.model_dump() for c in theirs]
     assert [c.passed for c in ours] == [False, True, False, True, False]
+
+
+# ----- graders read the program Python runs (issue 42, class 5) -------------------------------
+
+
+def _utf7(statement: str) -> str:
+    """A comment to UTF-8 that is ``\\n<statement>\\n`` to a UTF-7 decoder."""
+    import base64  # deferred: only these tests encode
+
+    raw = base64.b64encode(("\n" + statement + "\n").encode("utf-16-be")).decode().rstrip("=")
+    return f"# +{raw}-\n"
+
+
+def test_text_graders_refuse_python_that_declares_another_encoding(box: LocalSandbox) -> None:
+    """A skip, a pattern or a text hidden by ``# coding: utf-7`` in what UTF-8 reads as a
+    comment is code to the interpreter: the graders that read Python files as text fail
+    rather than count in another program than the one that runs."""
+    test_file = box.live / "tests" / "test_mod.py"
+    original = test_file.read_text()
+    hidden = _utf7("@unittest.skip('x')").rstrip("\n")
+    skipped = original.replace("    def test_add", f"    {hidden}\n    def test_add")
+    assert "+" not in original and original.isascii()
+    test_file.write_text("# -*- coding: utf-7 -*-\n" + skipped)
+    source = test_file.read_bytes()
+    assert b"@unittest.skip" not in source and b"@unittest.skip" in source.decode("utf-7").encode()
+    verdict = g.no_new_skips(box)
+    assert not verdict.passed and "declares the source encoding 'utf-7'" in verdict.checks[0].detail
+    counted = g.pattern_count(box, pattern=r"unittest\.skip", paths=["tests/test_mod.py"],
+                              maximum=0)
+    assert not counted.passed and "utf-7" in counted.checks[0].detail
+    assert not g.file_contains(box, path="tests/test_mod.py", text="unittest.skip",
+                               should_contain=False).passed
+    assert not g.file_matches(box, path="tests/test_mod.py", pattern="skip",
+                              should_match=False).passed
+    # the same text in a file Python does not run is text: counted as before
+    (box.live / "notes.txt").write_text("# -*- coding: utf-7 -*-\nskip\n")
+    assert g.file_contains(box, path="notes.txt", text="skip").passed
+    # a UTF-8 declaration (any spelling) and a BOM are UTF-8
+    test_file.write_text("# -*- coding: UTF8 -*-\n" + original)
+    assert g.no_new_skips(box).passed
+    test_file.write_bytes(b"\xef\xbb\xbf" + original.encode())
+    assert g.no_new_skips(box).passed
+
+
+@pytest.mark.parametrize(
+    ("head", "codec"),
+    [
+        (b"# coding: utf-7\n", "utf-7"),
+        (b"#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\n", "iso8859-1"),
+        (b"#!/usr/bin/env python\r# coding: utf-7\r", "utf-7"),  # old Mac line ends
+        (b"# coding: utf-8\n", "utf-8"),
+        (b"x = 1\n# coding: utf-7\n", "utf-8"),  # a declaration on line 2 needs line 1 empty
+        (b"\n\n# coding: utf-7\n", "utf-8"),  # line 3: not a declaration
+        (b"\xef\xbb\xbfx = 1\n", "utf-8-sig"),
+    ],
+)
+def test_the_encoding_is_the_interpreters(head: bytes, codec: str) -> None:
+    from endstate_harness.graders.pysource import declared_encoding, python_text
+
+    text = head.decode("utf-8") + "y = 2\n"
+    assert declared_encoding(text) == codec
+    decoded, refused = python_text(text, "m.py")
+    assert bool(refused) == (codec not in ("utf-8", "utf-8-sig"))
+    if not refused:
+        assert "\r" not in decoded and not decoded.startswith("\ufeff")
+    _, unknown = python_text("# coding: no-such-codec\n", "m.py")
+    assert "does not parse" in unknown
+
+
+def test_every_binding_of_a_name_is_found() -> None:
+    """Each statement shape that binds ``f`` at module level, besides its def."""
+    from endstate_harness.graders import pyast
+    from endstate_harness.graders.pysource import scope_bindings
+
+    shapes = {
+        "del f": "del",
+        "for f in ():\n    pass": "a for target",
+        "with open('x') as f:\n    pass": "a with target",
+        "try:\n    pass\nexcept Exception as f:\n    pass": "an except target",
+        "match 1:\n    case f:\n        pass": "a match capture",
+        "match {}:\n    case {**f}:\n        pass": "a match capture",
+        "[(f := 1) for _ in ()]": "a walrus",
+        "def g(x=(f := 1)):\n    pass": "a walrus",
+        "def g():\n    def h():\n        global f\n        f = 1": (
+            "a global declaration in a function"
+        ),
+        "import os as f": "import",
+        "from os import path as f": "import",
+        "class f:\n    pass": "class",
+        "f, g = 1, 2": "assignment",
+        "f += 1": "assignment",
+        "if True:\n    def f():\n        pass": "def",
+    }
+    for code, how in shapes.items():
+        tree = pyast.parse("def f():\n    pass\n" + code + "\n")
+        found = scope_bindings(tree.body).get("f", [])
+        assert [b.how for b in found][1:] == [how], (code, found)
+    # names bound inside functions, lambdas and classes are theirs
+    inner = pyast.parse(
+        "def g():\n    f = 1\nclass C:\n    f = 2\nh = lambda f: f\n[f for f in ()]\n"
+    )
+    assert "f" not in scope_bindings(inner.body)
+
+
+@pytest.mark.parametrize(
+    ("tail", "why"),
+    [
+        ("\nclamp = min\n", "bound again after its def"),
+        ("\nif True:\n    def clamp(x, lo, hi):\n        return x\n", "bound again after its def"),
+        ("\ndef _swap(f):\n    return min\n", ""),
+        ("\nimport sys\nsys.modules[__name__].clamp = min\n", "writes names at run time"),
+        ("\nexec('clamp = min')\n", "writes names at run time"),
+    ],
+)
+def test_delegates_to_judges_every_binding(box: LocalSandbox, tail: str, why: str) -> None:
+    (box.live / "pkg" / "mod.py").write_text(_DELEGATING + tail)
+    box.seal()
+    verdict = g.delegates_to(box, path="pkg/mod.py", functions=["clamp"], to="_bound")
+    assert verdict.passed == (not why), verdict.checks[0].detail
+    assert why in verdict.checks[0].detail
+
+
+_DELEGATING = '''\
+def _bound(x, lo, hi):
+    return max(lo, min(x, hi))
+
+
+def clamp(x, lo, hi):
+    return _bound(x, lo, hi)
+
+
+class Box:
+    def limit(self, x):
+        return self.clip(x)
+
+    def clip(self, x):
+        return max(0, min(x, 9))
+'''
+
+
+@pytest.mark.parametrize(
+    ("tail", "why"),
+    [
+        ("", ""),
+        ("\nBox.limit = lambda self, x: x\n", "writes an attribute named limit"),
+        ("\nsetattr(Box, 'limit', len)\n", "writes an attribute named limit"),
+        ("\nBox = dict\n", "bound again after its def"),
+    ],
+)
+def test_a_method_is_judged_by_every_binding_too(box: LocalSandbox, tail: str, why: str) -> None:
+    rebound_in_body = _DELEGATING.replace(
+        "        return max(0, min(x, 9))\n",
+        "        return max(0, min(x, 9))\n\n    limit = clip\n",
+    )
+    (box.live / "pkg" / "mod.py").write_text(_DELEGATING + tail)
+    box.seal()
+    verdict = g.delegates_to(box, path="pkg/mod.py", functions=["Box.limit"], to="clip")
+    assert verdict.passed == (not why) and why in verdict.checks[0].detail, verdict
+    if not tail:
+        (box.live / "pkg" / "mod.py").write_text(rebound_in_body)
+        fresh = LocalSandbox(box.live)
+        with fresh:
+            fresh.seal()
+            again = g.delegates_to(fresh, path="pkg/mod.py", functions=["Box.limit"], to="clip")
+        assert not again.passed and "bound again after its def" in again.checks[0].detail

@@ -127,8 +127,11 @@ def scope_bindings(body: list[ast.stmt], *, module: bool = True) -> dict[str, li
                     add(alias.asname or alias.name.split(".")[0], line, "import", stmt, top)
         elif isinstance(stmt, ast.Global):
             pass  # a module's own ``global`` binds nothing
-        for node in _scope_expressions(stmt):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        nodes = _scope_expressions(stmt)
+        walrus = {id(n.target) for n in nodes if isinstance(n, ast.NamedExpr)}
+        for node in nodes:
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
+                    and id(node) not in walrus:
                 add(node.id, line, _how(stmt, node), stmt, top)
             elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 add(node.target.id, line, "a walrus", stmt, top)

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from fnmatch import fnmatch
 
 from endstate_harness.graders.names import REFERENCE_MODULE  # noqa: F401  (re-exported)
+from endstate_harness.graders.pysource import is_python, python_text
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, Verdict
 
@@ -88,10 +89,14 @@ def file_matches(
     The comparison is by identity (``found is should_match``) as in endstate 0.3.0, so a
     non-boolean ``should_match`` such as ``1`` never passes; the linter flags that type.
     """
-    found = re.compile(pattern, re.MULTILINE).search(sandbox.read_text(path)) is not None
+    text = sandbox.read_text(path)
+    found = re.compile(pattern, re.MULTILINE).search(text) is not None
     verb = "matches" if should_match else "does not match"
     label = name or f"{path} {verb} /{pattern}/"
-    return Verdict.from_checks([Check(name=label, passed=found is should_match)])
+    refused = _refused(path, text)
+    return Verdict.from_checks(
+        [Check(name=label, passed=not refused and found is should_match, detail=refused)]
+    )
 
 
 def file_contains(
@@ -99,11 +104,13 @@ def file_contains(
 ) -> Verdict:
     """Pass when ``text`` being a substring of the file equals ``should_contain`` (by identity,
     as in endstate 0.3.0)."""
-    present = text in sandbox.read_text(path)
+    content = sandbox.read_text(path)
+    present = text in content
     verb = "contains" if should_contain else "does not contain"
-    return Verdict.from_checks(
-        [Check(name=f"{path} {verb} {text!r}", passed=present is should_contain)]
-    )
+    refused = _refused(path, content)
+    return Verdict.from_checks([Check(name=f"{path} {verb} {text!r}",
+                                      passed=not refused and present is should_contain,
+                                      detail=refused)])
 
 
 def pattern_count(
@@ -124,12 +131,14 @@ def pattern_count(
     """
     regex = re.compile(pattern, re.MULTILINE)
     targets = list(paths) if paths is not None else _globbed(sandbox, glob)
-    total = sum(len(regex.findall(sandbox.read_text(path))) for path in targets)
+    texts = {path: sandbox.read_text(path) for path in targets}
+    total = sum(len(regex.findall(text)) for text in texts.values())
     label = name or f"/{pattern}/ occurs {_bound_text(minimum, maximum)}"
     passed = (maximum is None or total <= maximum) and (minimum is None or total >= minimum)
-    return Verdict.from_checks(
-        [Check(name=label, passed=passed, detail=f"found {total} in {len(targets)} files")]
-    )
+    detail = f"found {total} in {len(targets)} files"
+    refused = next((why for p, t in texts.items() if (why := _refused(p, t))), "")
+    return Verdict.from_checks([Check(name=label, passed=passed and not refused,
+                                      detail=f"{detail}; {refused}" if refused else detail)])
 
 
 def no_new_skips(sandbox: Sandbox, *, glob: str = "*test*.py", name: str = "") -> Verdict:
@@ -142,7 +151,12 @@ def no_new_skips(sandbox: Sandbox, *, glob: str = "*test*.py", name: str = "") -
     added: list[str] = []
     for path in _globbed(sandbox, glob):
         before = _skip_markers(sandbox.fixture_text(path))
-        after = _skip_markers(sandbox.read_text(path))
+        text = sandbox.read_text(path)
+        refused = _refused(path, text)
+        if refused:
+            added.append(refused)
+            continue
+        after = _skip_markers(text)
         if after > before:
             added.append(f"{path} (+{after - before})")
     label = name or "no skip or xfail markers added"
@@ -178,6 +192,16 @@ def changed_paths_within(sandbox: Sandbox, *, allowed: list[str], name: str = ""
     return Verdict.from_checks(
         [Check(name=label, passed=not stray, detail=", ".join(sorted(stray)[:10]))]
     )
+
+
+def _refused(path: str, text: str) -> str:
+    """Why the text of a Python file of the end state cannot stand for the program Python
+    runs (it declares another encoding than UTF-8: ``# coding: utf-7`` makes statements of
+    what UTF-8 reads as a comment), or "". A text grader counting markers or patterns in it
+    would count in another program than the one that runs, so the check fails instead."""
+    if not is_python(path):
+        return ""
+    return python_text(text, path)[1]
 
 
 def _skip_markers(text: str) -> int:
