@@ -14,6 +14,7 @@ from endstate_author.discovery import builtin_name, is_test_file_name
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
+from endstate_author.rules.reached import reached_files, tests_of
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -413,7 +414,11 @@ def prompt_promise_ungraded(ctx: TaskContext) -> Iterator[Diagnostic]:
     `parse()` does" are left alone). That name must be touched by something that grades:
     written in a grader's arguments, the holdout or a visible test; for a function, its
     module's name or any name its module defines counts too (a test may reach it through
-    another); for a file, a `changed_paths_within` pattern that matches it.
+    another). A test also touches every module it imports, every module those import in
+    turn (`from pkg import render` reaches `pkg/render.py` through `pkg/__init__.py`), and
+    every file whose name that code writes (a data table the converter opens). A
+    `changed_paths_within` pattern does not count: it lets the file change, it does not
+    check the change.
 
     ## Why it matters
     A promise nothing checks is a part of the task that measures nothing: an agent that
@@ -440,6 +445,16 @@ def prompt_promise_ungraded(ctx: TaskContext) -> Iterator[Diagnostic]:
             graded_cache.append((text, set(_WORD.findall(text))))
         return graded_cache[0]
 
+    reached_cache: list[set[str]] = []
+
+    def reached() -> set[str]:
+        """The files the tests reach (imported, or read by code they import), read late."""
+        if not reached_cache:
+            visible = [rel for rel in fixture
+                       if is_test_file_name(rel) or rel.split("/", 1)[0] in _TEST_DIRS]
+            reached_cache.append(reached_files(ctx, tests_of(ctx, visible)))
+        return reached_cache[0]
+
     reported: set[str] = set()
     for sentence in _sentences(prompt.text):
         if not _CHANGE.search(sentence) or _NEGATION.search(sentence):
@@ -457,13 +472,13 @@ def prompt_promise_ungraded(ctx: TaskContext) -> Iterator[Diagnostic]:
                 if name in text:
                     continue
                 stem = posixpath.basename(name).rsplit(".", 1)[0]
-                if stem in graded_words:
+                if stem in graded_words or name in reached():
                     continue
                 what = f"the file `{name}`"
             elif name.isidentifier() and (rel := functions.where(name)) is not None:
                 _text, graded_words = graded()
                 stem = posixpath.basename(rel).rsplit(".", 1)[0]
-                if stem in graded_words or any(
+                if stem in graded_words or rel in reached() or any(
                     functions.where(n) == rel for n in functions.names_in(rel) & graded_words
                 ):
                     continue

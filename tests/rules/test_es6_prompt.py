@@ -167,3 +167,49 @@ def test_es602_a_path_argument_of_the_wrong_type_is_not_its_finding(
         task = make_task(good(graders=graders), prompt="Make the failing test pass.\n")
         found = lint(task)
         assert not [d for d in found if d.code in ("ES602", "ES000")], (args, found)
+
+
+MONEY = {
+    "money/__init__.py": "from money.format import fmt\n",
+    "money/format.py": (
+        "import json\nfrom pathlib import Path\n\n"
+        "RATES = json.loads((Path(__file__).parent / 'data' / 'rates.json').read_text())\n\n\n"
+        "def fmt(cents, currency='EUR'):\n"
+        "    return f\"{cents * RATES[currency] / 100:.2f}\"\n"
+    ),
+    "money/data/rates.json": '{"EUR": 1, "USD": 1}\n',
+    "money/cli.py": "import sys\n\nfrom money import fmt\n\nprint(fmt(int(sys.argv[1])))\n",
+    "tests/__init__.py": "",
+    "tests/test_fmt.py": (
+        "import unittest\n\nfrom money import fmt\n\n\n"
+        "class FmtTest(unittest.TestCase):\n"
+        "    def test_eur(self):\n        self.assertEqual(fmt(150), '1.50')\n"
+    ),
+}
+MONEY_HOLDOUT = {"tests/test_holdout_fmt.py": (
+    "import unittest\n\nfrom money import fmt\n\n\n"
+    "class HoldoutFmt(unittest.TestCase):\n"
+    "    def test_usd(self):\n        self.assertEqual(fmt(100, 'USD'), '1.10')\n"
+)}  # fmt: skip
+
+
+def test_es603_a_file_the_tests_reach_through_the_package_or_read_is_graded(
+    make_task: TaskBuilder,
+) -> None:
+    """Issue 45 item 7: `from money import fmt` reaches money/format.py through the
+    package's `__init__`, and format.py reads data/rates.json: both are graded."""
+    for prompt in (
+        "Fix the rounding in `money/format.py`.\n",
+        "Update `money/data/rates.json`: one USD is 1.10 EUR.\n",
+    ):
+        task = make_task(prompt=prompt, fixture=MONEY, holdout=MONEY_HOLDOUT, solution={
+            "money/data/rates.json": '{"EUR": 1, "USD": 1.1}\n'})
+        assert not _hits(task, "ES603"), prompt
+
+
+def test_es603_a_file_no_test_reaches_still_draws_it(make_task: TaskBuilder) -> None:
+    task = make_task(prompt="Make `money/cli.py` print the currency too.\n", fixture=MONEY,
+                     holdout=MONEY_HOLDOUT, solution={"money/cli.py": MONEY["money/cli.py"]
+                                                      + "print('EUR')\n"})
+    hits = _hits(task, "ES603")
+    assert len(hits) == 1 and "`money/cli.py`" in hits[0].message
