@@ -22,6 +22,7 @@ from endstate_author.jsonpos import JNode
 from endstate_author.lint.context import TaskContext, TreeEntry
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import test_commands
+from endstate_harness.graders.pysource import UTF8, declared_encoding, is_python
 from endstate_harness.layout import (
     CATEGORIES,
     DEFECTS_DIR,
@@ -702,7 +703,34 @@ def _odd(entry: TreeEntry) -> str | None:
     if len(rel) > PATH_LIMIT:
         return (f"its path is {len(rel)} bytes: every copy is made under a scratch folder, and "
                 f"a path over 4096 bytes cannot be made (keep paths under {PATH_LIMIT} bytes)")
-    return None
+    return _foreign_encoding(entry)
+
+
+ENCODING_HEAD = 64 * 1024
+"""Bytes of a Python file read for its encoding declaration (it is on line 1 or 2)."""
+
+
+def _foreign_encoding(entry: TreeEntry) -> str | None:
+    """Why a Python file of the task is read as another program than the one that runs: it
+    declares an encoding other than UTF-8 (graders and lint read Python as UTF-8, the
+    interpreter as declared), or None."""
+    if entry.is_symlink or entry.is_dir or not is_python(entry.rel):
+        return None
+    try:
+        with open(entry.abspath, "rb") as fh:
+            head = fh.read(ENCODING_HEAD)
+    except OSError:
+        return None
+    try:
+        codec = declared_encoding(head.decode("utf-8", errors="replace"))
+    except SyntaxError as exc:
+        return f"Python cannot read it: {exc.msg} (declare UTF-8 or nothing)"
+    if codec in UTF8:
+        return None
+    return (f"it is Python that declares the source encoding {codec!r}: the interpreter runs "
+            f"what that decoding makes of it, the graders and lint read it as UTF-8, and they "
+            f"are two programs (the structure graders refuse such a file in an end state); "
+            f"save it as UTF-8 without the declaration")
 
 
 @rule("ES414", "unusable-entry")
@@ -711,20 +739,26 @@ def unusable_entry(ctx: TaskContext) -> Iterator[Diagnostic]:
 
     ## What it checks
     Every name and entry of the task's trees (links never followed): a name that is not
-    UTF-8, a fifo, socket or device, a name over 200 bytes, a path over 3000 bytes.
+    UTF-8, a fifo, socket or device, a name over 200 bytes, a path over 3000 bytes, a
+    Python file (`.py`, `.pyw`) that declares a source encoding other than UTF-8 (PEP 263:
+    `# coding: utf-7` on line 1 or 2).
 
     ## Why it matters
     The sandbox copies these trees for every check. A fifo cannot be copied, so no check
     of the task runs; a name close to the file system's limit cannot be copied once the
     harness adds a suffix or a scratch folder; a name that is not UTF-8 cannot be named in
-    task.json, prompt.md or a report. The finding is for this task alone: the other tasks of
-    the suite are linted and proved as usual.
+    task.json, prompt.md or a report. A Python file in another encoding is two programs:
+    the one the interpreter decodes and runs, and the UTF-8 text that lint, the structure
+    graders and the text graders read (`# coding: utf-7` turns what UTF-8 reads as a comment
+    into statements); the graders refuse such a file in an end state. The finding is for
+    this task alone: the other tasks of the suite are linted and proved as usual.
 
     ## Example
     `solution/notes-\\xff.txt` (a Latin-1 name), `fixture/pipe` (a fifo left by a test run).
 
     ## Fix
-    Rename the file (UTF-8, shorter), or delete it.
+    Rename the file (UTF-8, shorter), save Python as UTF-8 without a declaration of
+    another encoding, or delete it.
     """
     trees = [*TREES, *(f"defects/{name}" for name in ctx.defects)]
     for tree in trees:

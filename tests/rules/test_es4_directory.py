@@ -294,3 +294,24 @@ def test_es414_near_misses(make_task: TaskBuilder) -> None:
     deep = root.joinpath(*["d" * 199] * 14)
     deep.mkdir(parents=True)
     absent(task, "ES414")
+
+
+def test_es414_python_in_another_encoding(make_task: TaskBuilder) -> None:
+    """A Python file of the task that declares an encoding other than UTF-8 is two programs
+    (issue 42): one finding per file; a UTF-8 declaration, a BOM, a declaration on line 3
+    and the same text in a file Python does not import are fine."""
+    task = make_task()
+    hidden = "# -*- coding: utf-7 -*-\nx = 1\n# +AAo-x = 2\n"
+    for tree in ("fixture", "holdout", "solution"):
+        (task / tree / "hidden.py").write_text(hidden)
+    (task / "fixture" / "latin.py").write_bytes(b"#!/usr/bin/env python\n# coding: latin-1\n")
+    (task / "fixture" / "notes.txt").write_text(hidden)
+    (task / "fixture" / "declared.py").write_text("# -*- coding: utf-8 -*-\nx = 1\n")
+    (task / "fixture" / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    (task / "fixture" / "late.py").write_text("x = 1\n\n# coding: utf-7\n")
+    hits = sorted(d.message for d in found(task, "ES414"))
+    assert [m.split(":")[0] for m in hits] == [
+        "fixture/hidden.py", "fixture/latin.py", "holdout/hidden.py", "solution/hidden.py"
+    ], hits
+    assert all("declares the source encoding" in m for m in hits)
+    assert "'utf-7'" in hits[0] and "'iso8859-1'" in hits[1]
