@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from endstate_author.config import config_file
-from endstate_author.prove.cache import grader_modules
+from endstate_author.prove.inputs import grader_modules
 from endstate_author.redteam.probe_store import PROBES_DIR
 from endstate_harness.task import Task
 
@@ -59,7 +59,7 @@ def _walk(root: Path) -> list[Path]:
 
 
 def pack(task: Task, suite_root: Path) -> TaskArchive:
-    """Everything a proof of ``task`` reads (:func:`endstate_author.prove.cache.read_inputs`),
+    """Everything a proof of ``task`` reads (:func:`endstate_author.prove.inputs.read_inputs`),
     as one deterministic archive: the task folder, the suite grader modules it imports, the
     suite's saved probes (``probes/``, replayed on every task beside them) and the suite's
     configuration (as ``suite/pyproject.toml``; our own empty table when there is none)."""

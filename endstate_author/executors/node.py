@@ -10,6 +10,7 @@ from typing import Any
 
 from endstate_author.executors.archive import TaskArchive, remove, unpack
 from endstate_author.prove import cache
+from endstate_author.prove.inputs import read_inputs
 from endstate_author.prove.model import ProveOptions, TaskProof
 from endstate_author.prove.run import prove_task
 from endstate_harness.agent.session import SessionStore
@@ -43,7 +44,7 @@ class MissingInput(RuntimeError):
 def check_inputs(task: Task, expected: dict[str, str]) -> None:
     """Raise :class:`MissingInput` unless the node's copy reads exactly the inputs the driver
     keyed the proof on (the task, its grader modules, the suite's probes and configuration)."""
-    here = cache.read_inputs(task)
+    here = read_inputs(task)
     differ = sorted(k for k in expected.keys() | here.keys() if expected.get(k) != here.get(k))
     if differ:
         missing = [k for k in differ if k not in here]
@@ -60,7 +61,7 @@ def prove_unit(
     archive: TaskArchive, options: ProveOptions, expected: dict[str, str] | None = None
 ) -> tuple[TaskProof, str]:
     """Every check of one task, on this node; paths in the proof are the scratch copy's.
-    With ``expected`` (the driver's :func:`cache.read_inputs`), the copy must read exactly
+    With ``expected`` (the driver's :func:`read_inputs`), the copy must read exactly
     those inputs, or the unit fails before any check runs. Returns the proof and the cache
     key of what it read here, which the driver stores it under only when it is its own."""
     remote = dataclasses.replace(options, use_cache=False, on_check=None)
@@ -68,7 +69,7 @@ def prove_unit(
     pool = ThreadPoolExecutor(max_workers=remote.jobs) if remote.jobs > 1 else None
     try:
         task = load_task(root)
-        inputs = cache.read_inputs(task)
+        inputs = read_inputs(task)
         if expected is not None:
             check_inputs(task, expected)
         proof = prove_task(root, remote, pool, root.parent)

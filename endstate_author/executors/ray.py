@@ -23,6 +23,7 @@ from endstate_author.executors.choice import ExecutorChoice, ExecutorError
 from endstate_author.executors.node import attempt_unit, host, prove_unit
 from endstate_author.lint.run import cores, resolve_targets
 from endstate_author.prove import cache
+from endstate_author.prove.inputs import read_inputs
 from endstate_author.prove.messages import diagnostics as check_diagnostics
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
 from endstate_author.prove.run import load_for_prove, prove_task
@@ -202,8 +203,19 @@ def _localised(proof: TaskProof, root: Path, node: str) -> TaskProof:
         except ValueError:
             return path
 
+    # texts that name the node's copy (a grader that could not be imported names the folders
+    # searched) name the user's folder instead
+    there, mine = str(remote_root.parent), str(root.parent)
+
+    def text(value: str) -> str:
+        return value.replace(there, mine) if there and value else value
+
     proof.path = root
-    proof.diagnostics = [dataclasses.replace(d, file=here(d.file)) for d in proof.diagnostics]
+    proof.checks = [dataclasses.replace(c, detail=text(c.detail)) for c in proof.checks]
+    proof.diagnostics = [
+        dataclasses.replace(d, file=here(d.file), message=text(d.message))
+        for d in proof.diagnostics
+    ]
     proof.node = node
     return proof
 
@@ -252,7 +264,7 @@ def _prove_paths(
         if task is None:  # nothing to send: the local answer is the same "does not load"
             finished(index, prove_task(root, options, None, suite))
             continue
-        inputs = cache.read_inputs(task)  # every input the proof reads, the node checks them
+        inputs = read_inputs(task)  # every input the proof reads, the node checks them
         keys[index] = cache.fingerprint(task, options, inputs)
         hit = cache.load(keys[index]) if options.use_cache else None
         if hit is not None:

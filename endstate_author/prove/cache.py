@@ -12,13 +12,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from endstate_author import __version__, interrupts
-from endstate_author.catalogue import Catalogue
-from endstate_author.config import Config, ConfigError, discover
 from endstate_author.diagnostics import Diagnostic
+from endstate_author.prove.inputs import grader_modules, read_inputs
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
-from endstate_author.redteam.probe_store import PROBES_DIR
-from endstate_author.taskhash import ANY_NAME, TASK_PARTS, feed_tree
-from endstate_harness.graders import grader_search_paths
+from endstate_author.taskhash import ANY_NAME, feed_tree
 from endstate_harness.task import Task
 
 
@@ -30,86 +27,10 @@ def cache_dir() -> Path:
     return Path(base) / "endstate-author" / "prove"
 
 
-def grader_modules(task: Task) -> list[tuple[str, Path]]:
-    """(label, file) of every suite grader module a proof of ``task`` imports, with the
-    ``__init__.py`` of each package it sits in (imported with it). The label is the module's
-    path below the folder it is imported from (``task:`` for the task's own folder): the same
-    on every machine, and where :mod:`endstate_author.executors.archive` puts it for a node."""
-    try:
-        catalogue = Catalogue.for_task(task.root, task.root.parent, Config())
-    except Exception:
-        return []
-    roots = grader_search_paths(task.root, suite_root=task.root.parent)
-    task_root = task.root.resolve()
-    found: dict[str, Path] = {}
-    for spec in task.graders:
-        try:
-            info = catalogue.resolve(spec.name)
-        except Exception:
-            info = None
-        if info is None or info.file is None or info.builtin:
-            continue
-        module = Path(info.file).resolve()
-        base = next((r for r in roots if module.is_relative_to(r)), None)
-        if base is None:  # an installed package's module: the toolkit's version keys it
-            continue
-        rel = module.relative_to(base)
-        prefix = "task:" if base == task_root else ""
-        found[prefix + rel.as_posix()] = module
-        for parent in rel.parents:  # the packages it sits in run their __init__.py
-            init = base / parent / "__init__.py"
-            if parent != Path(".") and init.is_file():
-                found[prefix + (parent / "__init__.py").as_posix()] = init
-    return sorted(found.items())
-
-
-def config_key(suite_root: Path) -> str:
-    """The suite's configuration as a proof reads it (the parsed ``[tool.endstate-author]``
-    table, not the file's place or its other content): the same wherever the suite is."""
-    try:
-        config = discover(suite_root)
-    except ConfigError:
-        return "unreadable"  # the proof fails on it (never stored); any one key will do
-    base = config.source.parent if config.source is not None else suite_root
-
-    def rel(path: Path) -> str:
-        try:
-            return path.relative_to(base).as_posix()
-        except ValueError:
-            return str(path)
-
-    return json.dumps(
-        [config.select, config.ignore, config.severity, config.per_task_ignores,
-         [rel(p) for p in config.grader_paths]],
-        sort_keys=True,
-    )
-
-
-def read_inputs(task: Task) -> dict[str, str]:
-    """Every input a proof of ``task`` reads, label -> digest: the task's parts, the grader
-    modules it imports, the suite's saved probes (replayed on every task beside them) and the
-    suite's configuration (which findings a proof reports, at what severity). Labels and
-    digests hold no path of this machine, so a node's copy of the task gives the same ones
-    when, and only when, it carries the same inputs."""
-    out: dict[str, str] = {}
-
-    def put(label: str, path: Path) -> None:
-        digest = hashlib.sha256()
-        feed_tree(digest, path, label)
-        out[label] = digest.hexdigest()
-
-    for part in TASK_PARTS:
-        put(part, task.root / part)
-    for label, module in grader_modules(task):
-        put(f"module:{label}", module)
-    put("suite-probes", task.root.parent / PROBES_DIR)
-    out["config"] = hashlib.sha256(config_key(task.root.parent).encode()).hexdigest()
-    return out
-
-
 def fingerprint(task: Task, options: ProveOptions, inputs: dict[str, str] | None = None) -> str:
     """The cache key of a whole proof: the toolkit, the options that change a finding, and
-    every input the proof reads (:func:`read_inputs`, or ``inputs`` already read)."""
+    every input the proof reads (:func:`endstate_author.prove.inputs.read_inputs`, or
+    ``inputs`` already read)."""
     digest = hashlib.sha256()
     digest.update(
         json.dumps(

@@ -12,6 +12,7 @@ from pathlib import Path
 from endstate_author import __version__, interrupts
 from endstate_author.prove import cache
 from endstate_author.prove.checks import BY_NAME
+from endstate_author.prove.inputs import grader_modules
 from endstate_author.prove.model import (
     GRADING_INPUTS,
     CheckResult,
@@ -52,7 +53,7 @@ class Fingerprints:
             if name == "graders":
                 # labelled by their place below the suite, never this machine's path: a
                 # node's copy and the user's folder give one key
-                for label, module in cache.grader_modules(self.task):
+                for label, module in grader_modules(self.task):
                     feed_tree(digest, module, f"module:{label}")
             elif name == "suite-probes":
                 # the probes redteam saved beside the task folders, replayed on every task

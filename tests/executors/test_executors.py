@@ -20,6 +20,7 @@ from endstate_author.executors import ExecutorError, choose_executor
 from endstate_author.executors.archive import pack, remove, unpack
 from endstate_author.executors.node import MissingInput, check_inputs
 from endstate_author.prove import cache
+from endstate_author.prove.inputs import read_inputs
 from endstate_author.prove.model import ProveOptions
 from endstate_harness.task import load_task
 from tests.support.probed import build_probed_suite
@@ -96,20 +97,25 @@ def test_the_archive_carries_every_input_a_proof_reads(tmp_path: Path) -> None:
     that lacks one is refused before any check runs (issue 47)."""
     suite = build_probed_suite(tmp_path / "user")
     (suite / "house_graders.py").write_text(
-        "from endstate.evals.graders import GradeResult\n\n"
-        "def always(sandbox, **kw):\n    return GradeResult(True, 'ok')\n"
+        "from endstate.evals.graders import GradeResult\n"
+        "from house_helpers import VERDICT\n\n"
+        "def always(sandbox, **kw):\n    return GradeResult(VERDICT, 'ok')\n"
     )
+    (suite / "house_helpers.py").write_text("VERDICT = True\n")
     root = suite / "chunk-in-process"
     manifest = json.loads((root / "task.json").read_text())
     manifest["graders"] = [*manifest["graders"], {"name": "house_graders:always"}]
     (root / "task.json").write_text(json.dumps(manifest))
     task = load_task(root)
-    expected = cache.read_inputs(task)
-    assert {"suite-probes", "config", "module:house_graders.py"} <= set(expected)
+    expected = read_inputs(task)
+    # a helper the grader module imports is read too (the judge imports it)
+    assert {"suite-probes", "config", "module:house_graders.py", "module:house_helpers.py"} <= set(
+        expected
+    )
     scratch, copy = unpack(pack(task, suite))
     try:
         twin = load_task(copy)
-        assert cache.read_inputs(twin) == expected
+        assert read_inputs(twin) == expected
         check_inputs(twin, expected)  # nothing missing: no error
         options = ProveOptions()
         assert cache.fingerprint(twin, options) == cache.fingerprint(task, options)
@@ -121,10 +127,14 @@ def test_the_archive_carries_every_input_a_proof_reads(tmp_path: Path) -> None:
 
 
 def test_the_cache_key_names_content_never_this_machines_paths(tmp_path: Path) -> None:
-    """The same suite in two places is one key; another configuration, another probe or
-    another grader module is another key (each changes what a proof reports)."""
+    """The same suite in two places is one key; another configuration, another probe, another
+    grader module or another module it imports is another key (each changes what a proof
+    reports)."""
     first = build_probed_suite(tmp_path / "a")
-    (first / "house_graders.py").write_text("def always(sandbox, **kw):\n    return None\n")
+    (first / "house_graders.py").write_text(
+        "from house_helpers import VERDICT\n\ndef always(sandbox, **kw):\n    return VERDICT\n"
+    )
+    (first / "house_helpers.py").write_text("VERDICT = None\n")
     root = first / "chunk-in-process"
     manifest = json.loads((root / "task.json").read_text())
     manifest["graders"] = [*manifest["graders"], {"name": "house_graders:always"}]
@@ -142,8 +152,12 @@ def test_the_cache_key_names_content_never_this_machines_paths(tmp_path: Path) -
         '[tool.endstate-author]\nseverity = { ES311 = "warning" }\n'
     )
     seen.add(key(second))
-    (second / "house_graders.py").write_text("def always(sandbox, **kw):\n    return 1\n")
+    (second / "house_graders.py").write_text(
+        "from house_helpers import VERDICT\n\ndef always(sandbox, **kw):\n    return 1\n"
+    )
+    seen.add(key(second))
+    (second / "house_helpers.py").write_text("VERDICT = 1\n")
     seen.add(key(second))
     shutil.rmtree(second / "probes" / "solution-of-fix-semver-precedence")
     seen.add(key(second))
-    assert len(seen) == 4
+    assert len(seen) == 5
