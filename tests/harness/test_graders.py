@@ -517,6 +517,7 @@ class Box:
         ("\nBox.limit = lambda self, x: x\n", "writes an attribute named limit"),
         ("\nsetattr(Box, 'limit', len)\n", "writes an attribute named limit"),
         ("\nBox = dict\n", "bound again after its def"),
+        ("\ndef _patch(box):\n    box.clip = len\n", "writes an attribute named clip"),
     ],
 )
 def test_a_method_is_judged_by_every_binding_too(box: LocalSandbox, tail: str, why: str) -> None:
@@ -535,3 +536,22 @@ def test_a_method_is_judged_by_every_binding_too(box: LocalSandbox, tail: str, w
             fresh.seal()
             again = g.delegates_to(fresh, path="pkg/mod.py", functions=["Box.limit"], to="clip")
         assert not again.passed and "bound again after its def" in again.checks[0].detail
+
+
+def test_a_module_name_bound_again_is_not_the_module(box: LocalSandbox) -> None:
+    """``core.bound(...)`` reaches ``pkg/core.py``'s function only while ``core`` is that
+    module: bound again, the call goes wherever the last binding points."""
+    core = "def bound(x, lo, hi):\n    return max(lo, min(x, hi))\n"
+    (box.live / "pkg" / "core.py").write_text(core)
+    delegating = (
+        "import pkg.core as core\n\n\ndef clamp(x, lo, hi):\n    return core.bound(x, lo, hi)\n"
+    )
+    (box.live / "pkg" / "mod.py").write_text(delegating + "\n\nclass core:\n    bound = min\n")
+    box.seal()
+    verdict = g.delegates_to(box, path="pkg/mod.py", functions=["clamp"], to="bound")
+    assert not verdict.passed, verdict.checks[0].detail
+    (box.live / "pkg" / "mod.py").write_text(delegating)
+    with LocalSandbox(box.live) as fresh:
+        fresh.seal()
+        plain = g.delegates_to(fresh, path="pkg/mod.py", functions=["clamp"], to="bound")
+    assert plain.passed, plain.checks[0].detail

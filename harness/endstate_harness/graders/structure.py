@@ -182,6 +182,14 @@ def _delegation_problem(
     callee = _find_callee(sandbox, source, cls, to)
     if isinstance(callee, str):
         return callee
+    assert source.tree is not None
+    writes = attribute_writes(source.tree, callee.definition.name)
+    if writes:  # ``self.to = ...`` or ``module.to = ...``: the call reaches that instead
+        return (f"{source.path} writes an attribute named {callee.definition.name} (line "
+                f"{writes[0]}): it can replace {to} when the function calls it")
+    elsewhere = _rebound_elsewhere(sandbox, source, callee.definition.name)
+    if elsewhere:
+        return elsewhere
     calls = reachable_calls(node, callee.matches)
     if not calls:
         return f"{function} never calls {to} (in code that runs: {callee.how})"
@@ -318,7 +326,8 @@ def _imported_modules(source: _Source) -> dict[str, str]:
             base = _absolute(source.path, stmt)
             for a in stmt.names:
                 out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-    return out
+    # a module's name bound again (``core = other``) calls into whatever it holds last
+    return {name: module for name, module in out.items() if len(source.names.get(name, [])) == 1}
 
 
 def _absolute(path: str, stmt: ast.ImportFrom) -> str:
