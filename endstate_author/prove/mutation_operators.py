@@ -1,15 +1,15 @@
 """The operators mutation testing tools have that the first ones here lacked (issue 44, item 5).
 
-Side by side with mutmut and cosmic-ray, four sorts of gap on lines the shipped solutions
+Side by side with mutmut and cosmic-ray, four sorts of gap on lines endstate's solutions
 change were left untested while every mutant prove made died: a call's value replaced by
-None, an arithmetic or bitwise operator replaced by another of its kind (``w - 1`` →
-``w ^ 1`` differs only for even widths), an integer bound in a comparison moved the other
-way (``amount < 0`` → ``amount < -1``), and an equality relaxed to an order (``==`` → ``<=``).
+None, an arithmetic or bitwise operator replaced by any other (``w - 1`` → ``w ^ 1`` differs
+only for even widths), an integer bound in a comparison moved the other way (``amount < 0``
+→ ``amount < -1``), and an equality relaxed to an order (``==`` → ``<=``).
 
-Every mutant here is a lower-priority one on its line (``RANK``): prove runs a line's first
-mutants and only runs these where one of those survived
-(:mod:`endstate_author.prove.checks.mutants`), so they add mutants where a line is weakly
-tested and cost little where it is not.
+They make many mutants (a binary operator has eleven others), so a line's mutants take turns
+by kind (:func:`endstate_author.prove.mutation.line_order`) and a line whose first four are
+all killed runs no more of them (:mod:`endstate_author.prove.checks.mutants`): the new kinds
+cost little where a line is tested well, and run in full where it is not.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from endstate_author.prove.mutation_edits import _BIN, _SYMBOL, Edit, Source, _r
 from endstate_author.prove.mutation_equivalents import Callees
 
 NEW_KINDS = ("call-none", "arithmetic-other", "comparison-relax", "comparison-shift")
-"""The kinds this module makes, each ranked after every older kind on the same line."""
+"""The kinds this module makes."""
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
@@ -46,11 +46,10 @@ no mutant of the value (a statement's value is unused; ``return f()`` → ``retu
 
 
 def _family(op: type[ast.operator]) -> tuple[type[ast.operator], ...]:
-    if op in _ARITHMETIC:
-        return _ARITHMETIC
-    if op in _BITWISE:
-        return _BITWISE
-    return ()
+    """The operators one can stand for another: arithmetic and bitwise alike, as the gap
+    that showed them missing was ``w - 1`` for ``w ^ 1`` (the same for odd widths only)."""
+    both = _ARITHMETIC + _BITWISE
+    return both if op in both else ()
 
 
 def _sequence_like(node: ast.AST) -> bool:

@@ -296,8 +296,44 @@ def test_every_mutant_by_default_within_a_time_budget(tmp_path: Path, cache: Pat
     # nothing was cached as a result: the next prove, with the default budget, runs them all
     _rc, data, _ = prove(str(task), "--only", "mutants", cache=cache)
     score = data["tasks"][0]["mutation_score"]
-    assert score["complete"] and score["run"] == score["generated"] > 12  # the old default
+    # every line tried: each mutant run, or sampled out because its line's first ones died
+    assert score["complete"] and score["run"] + score["sampled_out"] == score["generated"]
+    assert score["run"] > 12  # the old default
     assert score["score"] == round(score["killed"] / score["run"], 3)
+
+
+def test_a_line_whose_first_mutants_die_is_sampled_and_a_weak_one_runs_whole(
+    tmp_path: Path, cache: Path
+) -> None:
+    """The line the holdout checks kills its first four mutants, so its others are sampled
+    out (skipped, naming the four, never survivors); the line no test reaches keeps a survivor
+    among its first four, so every one of its mutants runs, the newer operators included. The
+    same mutants are sampled out on every run."""
+    weak = {"chunker/core.py": GUARDED.replace(
+        "    return [", "    if size > 1000:\n        size = (1000 // 2) * 2\n    return ["
+    )}  # fmt: skip
+    task = TaskBuilder(tmp_path / "suite")(manifest(), holdout=SIZE_ZERO_HOLDOUT, solution=weak)
+    rc, data, _ = prove(str(task), "--only", "mutants", "--no-cache", cache=cache)
+    checks = [c for c in data["tasks"][0]["checks"] if c["check"].startswith("mutant m")]
+    sampled = [c for c in checks if c["outcome"] == "skipped"]
+    assert sampled and all(c["detail"].startswith("sampled out") for c in sampled)
+    assert {re.search(r"line (\d+)'s first", c["detail"]).group(1)  # type: ignore[union-attr]
+            for c in sampled} == {"6"}  # the comprehension the holdout checks
+    outcome = {c["check"].split()[1]: c["outcome"] for c in checks}
+    for c in sampled:  # each names its line's first four, every one of them killed
+        leaders = re.findall(r"m[0-9a-f]{8}", c["detail"].split("(", 1)[1])
+        assert len(leaders) == 4 and {outcome[m] for m in leaders} == {"pass"}
+    line5 = [m.id for m in generate(task / "fixture", task / "solution").mutants if m.line == 5]
+    assert len(line5) > 4 and {outcome[m] for m in line5} == {"fail"}  # all run, all live
+    messages = [d["message"] for d in data["diagnostics"] if d["code"] == "ES911"]
+    assert any("`//` → `^`" in m for m in messages)  # a newer operator, graded
+    score = data["tasks"][0]["mutation_score"]
+    assert rc == 1 and score["survived"] == len(messages) >= len(line5)
+    assert score["sampled_out"] == len(sampled) and score["complete"]
+    assert score["run"] + score["sampled_out"] == score["generated"]
+    _rc, again, _ = prove(str(task), "--only", "mutants", "--no-cache", cache=cache)
+    assert {c["check"] for c in again["tasks"][0]["checks"] if c["outcome"] == "skipped"} == {
+        c["check"] for c in sampled}
 
 
 def test_a_removed_keyword_argument_survives_a_weak_holdout(tmp_path: Path, cache: Path) -> None:
