@@ -266,7 +266,8 @@ def test_a_self_assertion_is_never_deleted() -> None:
 
 
 def test_a_swap_with_an_empty_literal_is_no_mutant() -> None:
-    text = "def f(base, config, s):\n    return merge({}, config), merge(base, config), s.replace('x', '')\n"
+    text = ("def f(base, config, s):\n"
+            "    return merge({}, config), merge(base, config), s.replace('x', '')\n")
     swaps = _found(text, "swap-args")
     assert swaps == {(2, "arguments `base` and `config` swapped")}
 
