@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from endstate_author.discovery import builtin_name, grader_command
+from endstate_author.discovery import builtin_name, grader_command, is_test_file_name
 from endstate_author.prove.grading import Graded
 from endstate_harness.graders import pyast, reads_sealed_state_only
 from endstate_harness.graders.judge.evidence import test_modules
@@ -62,15 +62,29 @@ def _python_files(root: Path | None) -> Iterator[tuple[str, Path]]:
 
 
 def holdout_test_modules(task: Task) -> list[str]:
-    """The holdout's test modules: its Python files that define tests, but those another
-    holdout file imports (a base class's module; helpers and data are not tests at all)."""
+    """The holdout's test modules: its Python files that define tests, and those named as a
+    test's (``test*.py``, ``*_test.py``) whatever they define, but those another holdout file
+    imports (a base class's module; helpers and data are not tests at all).
+
+    Why the names too: a file the runner loads by its name whose tests are nothing the runner
+    collects (a class of ``test_`` methods not derived from ``TestCase``) defines no test by
+    its shape, yet an author reads it as tests; staged with its sentinel, the judge's
+    evidence shows it contributes none (ES903)."""
     files: dict[str, bytes] = {}
     for rel, path in _python_files(task.holdout):
         try:
             files[rel] = path.read_bytes()
         except OSError:
             continue
-    return test_modules(files)
+    # a file named as a test's counts as one: a TestCase class is appended to its text for
+    # this reading only, so the judge's own rule (a module another one imports is not a test
+    # module) decides the rest, with every file's real imports
+    marked = {rel: data + _MARK if is_test_file_name(rel) else data
+              for rel, data in files.items()}
+    return test_modules(marked)
+
+
+_MARK = b"\n\n\nclass _EndstateNamedAsATest(TestCase):\n    pass\n"
 
 
 def short_name(test_id: str) -> str:

@@ -2,7 +2,8 @@
 
 Each module is staged with a failing sentinel appended to its own text (a sentinel beside it
 proves only itself); the judge's evidence says which sentinels ran, other graders are asked
-module by module. A module never run, or skipped whole, is named.
+module by module. A module never run, or skipped whole, is named; so is one the judge loads
+(its sentinel ran) but whose own tests number zero, which the sentinel alone cannot show.
 """
 
 from __future__ import annotations
@@ -123,12 +124,14 @@ def check_holdout_sentinel(ctx: ProveContext) -> CheckResult:
         return CheckResult(NAME, "holdout", "skipped", detail="no solution/")
     graded = _grade(ctx, modules)
     fired: set[str] = set()
+    witnessed: set[str] = set()  # modules a grader with per-test evidence ran the sentinel of
     own: dict[str, list[str]] = {}  # module -> outcomes of its own tests (sentinel aside)
     skips: dict[str, str] = {}
     for _i, test in records(graded):
         if test.source != "holdout" or test.file not in modules:
             continue
         if sentinel_class(test.file) in test.id:
+            witnessed.add(test.file)
             if test.outcome in NOT_PASSING:
                 fired.add(test.file)
             continue
@@ -157,6 +160,15 @@ def check_holdout_sentinel(ctx: ProveContext) -> CheckResult:
             )
         elif rel not in fired:
             problems[rel] = f"holdout/{rel} never runs ({_why_not_run(task, rel)})"
+        elif rel in witnessed and not outcomes:
+            # loaded (its sentinel ran, as the runner saw it) yet not one test of its own was
+            # collected: each test it seems to hold is something the runner does not run
+            problems[rel] = (
+                f"holdout/{rel} is loaded but contributes no test of its own on the grading "
+                "Python (a runner collects only TestCase methods: module-level test "
+                "functions, a class not derived from TestCase, or tests generated from an "
+                "empty table give none)"
+            )
     tests = tests_json(graded)
     if problems:
         return CheckResult(
@@ -174,8 +186,8 @@ def check_holdout_sentinel(ctx: ProveContext) -> CheckResult:
         NAME,
         "holdout",
         "pass",
-        detail=f"each of {len(modules)} holdout test module(s) runs and fails the graders "
-        "with its sentinel",
+        detail=f"each of {len(modules)} holdout test module(s) runs tests of its own and "
+        "fails the graders with its sentinel",
         tests=tests,
     )
 
