@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -110,3 +111,165 @@ def test_tool_specs_are_json_schemas():
     names = [t.spec()["name"] for t in default_tools()]
     assert names == ["read", "write", "edit", "glob", "grep", "bash"]
     assert [t.name for t in default_tools() if not t.idempotent] == ["bash"]
+
+
+# ----- one confinement for every file tool (issue 42, class 2) -------------------------------
+
+FILE_CALLS = [
+    (ReadTool(), {}),
+    (WriteTool(), {"content": "x"}),
+    (EditTool(), {"old": "e", "new": "E", "replace_all": True}),
+]
+
+
+def _bounded(tmp_path: Path, code: str, limit: float = 60.0) -> str:
+    """Run ``code`` (which prints its answer) in a child with a hard limit: a tool that blocks
+    for ever, or holds the GIL in ``re``, fails the test instead of hanging it."""
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
+                              text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the tool did not return within {limit:g}s")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_every_file_tool_refuses_links_out_and_grep_reads_nothing_through_them(ws, tmp_path):
+    os.symlink("/proc/self/environ", ws.live / "env.txt")
+    os.symlink("../../outside.txt", ws.live / "pkg" / "climb.txt")
+    os.symlink("link.txt", ws.live / "chain.txt")  # in the tree, to a link that leaves it
+    for path in ("link.txt", "env.txt", "pkg/climb.txt", "chain.txt", "updir/outside.txt"):
+        for tool, extra in FILE_CALLS:
+            with pytest.raises(ToolError, match=r"leads out of the workspace|leaves the workspace"):
+                tool({"path": path, **extra}, ws)
+    out = GrepTool()({"pattern": "secret|PATH|needle"}, ws)
+    assert "secret" not in out and "PATH" not in out
+    assert out.splitlines() == ["notes.md:1:needle in notes", "pkg/sub/b.py:1:X = 'needle'"]
+    assert "link.txt" in GlobTool()({"pattern": "*.txt"}, ws)  # listed by name, never opened
+    assert (tmp_path / "outside.txt").read_text() == "secret\n"
+
+
+def test_links_inside_the_tree_are_followed(ws):
+    os.symlink("pkg/sub", ws.live / "alias")
+    os.symlink("../a.py", ws.live / "pkg" / "sub" / "up.py")
+    assert ReadTool()({"path": "alias/up.py"}, ws) == "def f():\n    return 1\n"
+    WriteTool()({"path": "alias/new.txt", "content": "through"}, ws)
+    assert (ws.live / "pkg" / "sub" / "new.txt").read_text() == "through"
+
+
+def test_special_files_are_refused_without_blocking(tmp_path):
+    root = tmp_path / "root"
+    (root / "pkg").mkdir(parents=True)
+    os.mkfifo(root / "fifo")
+    os.mkfifo(root / "pkg" / "f.py")
+    code = f"""
+import socket, time
+from pathlib import Path
+from endstate_harness.agent.tools import *
+root = Path({str(root)!r})
+socket.socket(socket.AF_UNIX).bind(str(root / "sock"))
+ws = DirectoryWorkspace(root)
+for path in ("fifo", "pkg/f.py", "sock"):
+    for tool, extra in ((ReadTool(), {{}}), (WriteTool(), {{"content": "x"}}),
+                        (EditTool(), {{"old": "a", "new": "b"}})):
+        try:
+            print("ANSWER", tool({{"path": path, **extra}}, ws))
+        except ToolError as exc:
+            print("ERROR", exc)
+print("GLOB", GlobTool()({{"pattern": "*"}}, ws).replace(chr(10), " "))
+print("GREP", GrepTool()({{"pattern": "."}}, ws, timeout_s=20).replace(chr(10), " "))
+"""
+    out = _bounded(tmp_path, code).splitlines()
+    errors = [line for line in out if line.startswith(("ERROR", "ANSWER"))]
+    assert len(errors) == 9 and all(line.startswith("ERROR") for line in errors), errors
+    assert all("not a regular file" in line for line in errors), errors
+    assert out[-2] == "GLOB fifo sock pkg/f.py" and out[-1] == "GREP (no matches)"
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_walked_to_a_bound(ws):
+    fd = os.open(ws.live, os.O_RDONLY)
+    try:
+        for _ in range(1100):
+            os.mkdir("d", dir_fd=fd)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+        os.close(os.open("leaf.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    try:
+        listed = GlobTool()({"pattern": "*.py"}, ws).splitlines()
+        assert listed[:2] == ["pkg/a.py", "pkg/sub/b.py"] and "not searched" in listed[-1]
+        assert "not searched" in GrepTool()({"pattern": "needle"}, ws)
+        with pytest.raises(ToolError, match="folders deep"):
+            ReadTool()({"path": "/".join(["d"] * 1100) + "/leaf.py"}, ws)
+    finally:  # pytest's own clean-up of tmp_path recurses, and would fail on this tree
+        subprocess.run(["find", str(ws.live / "d"), "-delete"], check=True)
+
+
+def test_a_backtracking_grep_is_cut_at_its_deadline(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "input.txt").write_text("a" * 48 + "b\n")
+    code = f"""
+import time
+from pathlib import Path
+from endstate_harness.agent.tools import *
+ws = DirectoryWorkspace(Path({str(root)!r}))
+started = time.monotonic()
+try:
+    GrepTool()({{"pattern": "(a+)+$"}}, ws, timeout_s=2)
+except ToolError as exc:
+    print(round(time.monotonic() - started, 1), exc)
+"""
+    took, _, said = _bounded(tmp_path, code).strip().partition(" ")
+    assert "did not finish within 2s" in said and float(took) < 15
+
+
+def test_the_run_deadline_is_honoured_during_a_tool_call(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "input.txt").write_text("a" * 48 + "b\n")
+    code = f"""
+import time
+from pathlib import Path
+from endstate_harness.agent.loop import AgentLoop
+from endstate_harness.agent.providers import ScriptedProvider
+from endstate_harness.agent.session import SessionStore
+from endstate_harness.agent.tools import DirectoryWorkspace
+store = SessionStore(Path({str(tmp_path / "s.sqlite3")!r}))
+steps = [[{{"tool": "grep", "args": {{"pattern": "(a+)+$"}}}}],
+         [{{"tool": "read", "args": {{"path": "input.txt"}}}}]]
+loop = AgentLoop(ScriptedProvider(steps), DirectoryWorkspace(Path({str(root)!r})), store.create(),
+                 deadline=time.monotonic() + 3, tool_timeout_s=600)
+started = time.monotonic()
+result = loop.start("go")
+print(round(time.monotonic() - started, 1), result.timed_out, result.tool_calls)
+"""
+    took, timed_out, calls = _bounded(tmp_path, code).split()
+    assert float(took) < 20 and timed_out == "True" and calls == "1"
+
+
+def test_a_tool_that_crashes_is_an_error_for_the_model_not_the_run(tmp_path):
+    from endstate_harness.agent.loop import AgentLoop
+    from endstate_harness.agent.providers import ScriptedProvider
+    from endstate_harness.agent.session import SessionStore
+
+    class Crashing(GlobTool):
+        def run(self, arguments, workspace, **limits):
+            raise RecursionError("maximum recursion depth exceeded")
+
+    root = tmp_path / "root"
+    root.mkdir()
+    steps = [[{"tool": "glob", "args": {"pattern": "*"}}]]
+    loop = AgentLoop(ScriptedProvider(steps), DirectoryWorkspace(root),
+                     SessionStore(tmp_path / "s.sqlite3").create(),
+                     tools=[Crashing(), ReadTool()])
+    result = loop.start("go")
+    answers = [m.tool_result for m in loop.session.messages if m.tool_result is not None]
+    assert result.stop_reason != "error" and result.tool_calls == 1
+    assert answers[0] is not None and answers[0].is_error
+    assert "RecursionError" in answers[0].content
