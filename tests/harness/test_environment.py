@@ -287,3 +287,34 @@ def test_a_link_named_with_the_resolution_marker_leaves_a_failure_a_failure_in_p
         raise AssertionError(f"a failure turned unassessed: {exc}") from exc
     assert f"{MARKED}: cannot resolve: " in graded.verdict.reason
     assert not graded.verdict.passed
+
+
+def test_a_definite_answer_is_shared_by_sandboxes_of_one_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every failing verdict is probed, so the answer is kept per environment: the second
+    sandbox of the same PATH and walls asks nothing again (the real probe, counted)."""
+    import endstate_harness.graders.environment as environment
+
+    asked: list[str] = []
+    real = environment._ask
+
+    def counted(sandbox: Any, program: str, timeout_s: float) -> Any:
+        asked.append(program)
+        return real(sandbox, program, timeout_s)
+
+    monkeypatch.setattr(environment, "_ask", counted)
+    monkeypatch.setattr(environment, "_KNOWN", {})
+    (tmp_path / "fixture").mkdir()
+    answers = []
+    for _ in range(2):
+        box = SandboxChoice("local", grading=True).make(tmp_path / "fixture")
+        try:
+            box.setup()
+            box.start()
+            probe = environment.program_probe(box)
+            answers.append((probe("sh"), probe(MISSING)))
+        finally:
+            box.close()
+    assert answers == [("present", "absent")] * 2
+    assert asked == ["sh", MISSING]

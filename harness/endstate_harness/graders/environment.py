@@ -81,15 +81,41 @@ def exec_environment_failure(
 
 
 def program_probe(sandbox: Sandbox, timeout_s: float = 30.0) -> ProgramProbe:
-    """Ask ``sandbox`` whether a program is on its PATH (``command -v``), memoised."""
+    """Ask ``sandbox`` whether a program is on its PATH (``command -v``), memoised.
+
+    Every failing verdict whose graders run a program is probed (no words decide whether to
+    look), so a definite answer is also kept for every sandbox of the same environment
+    (:func:`_environment_key`: the image, or the host PATH and the walls): it depends only on
+    a read-only image or host folders bound read-only, which no sandboxed code can change.
+    "broken" and "unknown" describe one sandbox and are never shared."""
     answers: dict[str, Presence] = {}
+    key = _environment_key(sandbox)
 
     def probe(program: str) -> Presence:
         if program not in answers:
-            answers[program] = _ask(sandbox, program, timeout_s)
+            known = _KNOWN.get((key, program)) if key is not None else None
+            answers[program] = known or _ask(sandbox, program, timeout_s)
+            if key is not None and answers[program] in ("present", "absent"):
+                _KNOWN[(key, program)] = answers[program]
         return answers[program]
 
     return probe
+
+
+_KNOWN: dict[tuple[tuple[str, ...], str], Presence] = {}
+"""Definite answers by environment and program (see :func:`program_probe`)."""
+
+
+def _environment_key(sandbox: Sandbox) -> tuple[str, ...] | None:
+    """What decides which programs a sandbox's PATH finds: a container's image, or a local
+    sandbox's PATH and walls; None for a sandbox that says neither (never shared)."""
+    image = getattr(sandbox, "image", None)
+    if isinstance(image, str):
+        return ("image", image)
+    path_env = getattr(sandbox, "path_env", None)
+    if isinstance(path_env, str):
+        return ("path", path_env, sandbox.walls())
+    return None
 
 
 def _ask(sandbox: Sandbox, program: str, timeout_s: float) -> Presence:
