@@ -163,7 +163,10 @@ def _moot(checks: list[CheckResult]) -> list[CheckResult]:
             detail="not judged: the solution itself fails the graders (ES902), so a wrong "
             "solution failing them shows nothing",
         )
-        if c.group in MOOT_WHEN_SOLUTION_FAILS and c.outcome == "pass"
+        if c.group in MOOT_WHEN_SOLUTION_FAILS and (
+            c.outcome == "pass"  # a mutant sampled out because its line's first ones "died":
+            or (c.outcome == "skipped" and c.detail.startswith("sampled out"))  # no evidence
+        )  # (checks/mutants.py SAMPLED_OUT)
         else c
         for c in checks
     ]
