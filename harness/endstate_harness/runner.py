@@ -173,83 +173,91 @@ def run_task(
         result.reason = message
         return result
 
-    with ExitStack() as stack:
-        if session_store is None:
-            session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3",
-                                         durable=False)  # deleted when the run ends
-            stack.callback(session_store.close)  # before its folder goes
-        try:
-            provider = provider_factory(task)
-        except Exception as exc:
-            return errored(f"provider could not be built: {exc}")
-        try:
-            box = maker.make(task.fixture)
-            stack.enter_context(box)
-        except SandboxError as exc:
-            return errored(f"sandbox error: {exc}")
-        except Exception as exc:
-            return errored(f"sandbox error: {type(exc).__name__}: {exc}")
-        walled[0] = box.walls()
-        try:
-            run = _drive(
-                task,
-                box,
-                provider,
-                session_store,
-                policy=policy,
-                context=context_for(task, budget_override),
-                resume=resume,
-                crash=CrashPlan.from_recovery(task.manifest.recovery)
-                if crash == "task" and task.manifest.recovery is not None
-                else (crash if isinstance(crash, CrashPlan) else None),
-                system_prompt=system_prompt,
-                tool_timeout_s=tool_timeout_s,
-                cancel=cancel,
-            )
-        except SandboxError as exc:
-            if _died(box):
-                return failed(f"the agent's code killed the sandbox: {exc}")
-            return errored(f"sandbox error during the run: {exc}")
-        except Exception as exc:
-            return errored(f"harness error during the run: {type(exc).__name__}: {exc}")
-        if run.error:
-            return errored(f"provider error: {run.error}", run)
-        try:
-            box.check_health()
-        except SandboxDied as exc:  # the agent's code killed its own sandbox: its failure
-            return failed(f"the agent's code killed the sandbox: {exc}", run)
-        except SandboxError as exc:
-            return errored(f"sandbox error during the run: {exc}", run)
-        try:
-            end_hash = box.seal()
-            if task.holdout is not None:
-                box.stage(task.holdout)
-        except Exception as exc:
-            return errored(f"sandbox error while sealing: {exc}", run)
-        search = grader_search_paths(task.root, suite_root=suite_root, grader_paths=grader_paths)
-        try:
-            # Raises when the sandbox died under the graders (their failing verdict would
-            # describe the dead container, not the end state).
-            verdict = grade(task.graders, box, search_paths=search)
-        except SandboxError as exc:
-            return errored(f"sandbox error while grading: {exc}", run)
-        # A grader that could not load, a program the image lacks: the environment's failure
-        # (one rule with prove, endstate_harness.graders.environment), not the task's.
-        why = environment_failure(verdict, specs=task.graders, probe=program_probe(box))
-        if why is not None:
-            result = errored(f"environment error while grading: {why}", run)
+    # One task's harness failure (an exception from a grader, a sandbox that cannot be closed,
+    # a tree the harness cannot walk) is that task's "errored" verdict: raised, it would end
+    # the whole suite with no results. The ExitStack has closed the sandbox and removed the
+    # task's folders before the exception arrives here.
+    try:
+        with ExitStack() as stack:
+            if session_store is None:
+                session_store = SessionStore(_temporary_folder(stack) / "sessions.sqlite3",
+                                             durable=False)  # deleted when the run ends
+                stack.callback(session_store.close)  # before its folder goes
+            try:
+                provider = provider_factory(task)
+            except Exception as exc:
+                return errored(f"provider could not be built: {exc}")
+            try:
+                box = maker.make(task.fixture)
+                stack.enter_context(box)
+            except SandboxError as exc:
+                return errored(f"sandbox error: {exc}")
+            except Exception as exc:
+                return errored(f"sandbox error: {type(exc).__name__}: {exc}")
+            walled[0] = box.walls()
+            try:
+                run = _drive(
+                    task,
+                    box,
+                    provider,
+                    session_store,
+                    policy=policy,
+                    context=context_for(task, budget_override),
+                    resume=resume,
+                    crash=CrashPlan.from_recovery(task.manifest.recovery)
+                    if crash == "task" and task.manifest.recovery is not None
+                    else (crash if isinstance(crash, CrashPlan) else None),
+                    system_prompt=system_prompt,
+                    tool_timeout_s=tool_timeout_s,
+                    cancel=cancel,
+                )
+            except SandboxError as exc:
+                if _died(box):
+                    return failed(f"the agent's code killed the sandbox: {exc}")
+                return errored(f"sandbox error during the run: {exc}")
+            except Exception as exc:
+                return errored(f"harness error during the run: {type(exc).__name__}: {exc}")
+            if run.error:
+                return errored(f"provider error: {run.error}", run)
+            try:
+                box.check_health()
+            except SandboxDied as exc:  # the agent's code killed its own sandbox: its failure
+                return failed(f"the agent's code killed the sandbox: {exc}", run)
+            except SandboxError as exc:
+                return errored(f"sandbox error during the run: {exc}", run)
+            try:
+                end_hash = box.seal()
+                if task.holdout is not None:
+                    box.stage(task.holdout)
+            except Exception as exc:
+                return errored(f"sandbox error while sealing: {exc}", run)
+            search = grader_search_paths(task.root, suite_root=suite_root,
+                                         grader_paths=grader_paths)
+            try:
+                # Raises when the sandbox died under the graders (their failing verdict would
+                # describe the dead container, not the end state).
+                verdict = grade(task.graders, box, search_paths=search)
+            except SandboxError as exc:
+                return errored(f"sandbox error while grading: {exc}", run)
+            # A grader that could not load, a program the image lacks: the environment's failure
+            # (one rule with prove, endstate_harness.graders.environment), not the task's.
+            why = environment_failure(verdict, specs=task.graders, probe=program_probe(box))
+            if why is not None:
+                result = errored(f"environment error while grading: {why}", run)
+                result.checks = verdict.checks
+                return result
+            required = requirements_checks(task.requires, run.counters(), run.stop_reason)
+            if required:
+                verdict = verdict.merged_with(Verdict.from_checks(required))
+            result = _result(task, run, attempt, sandbox_name, started)
+            result.walls = walled[0]
+            result.passed = verdict.passed
+            result.reason = verdict.reason
             result.checks = verdict.checks
+            result.tree_hash = end_hash
             return result
-        required = requirements_checks(task.requires, run.counters(), run.stop_reason)
-        if required:
-            verdict = verdict.merged_with(Verdict.from_checks(required))
-        result = _result(task, run, attempt, sandbox_name, started)
-        result.walls = walled[0]
-        result.passed = verdict.passed
-        result.reason = verdict.reason
-        result.checks = verdict.checks
-        result.tree_hash = end_hash
-        return result
+    except Exception as exc:
+        return errored(f"harness error: {type(exc).__name__}: {exc}")
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack does not swallow
 
 

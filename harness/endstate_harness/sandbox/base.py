@@ -14,7 +14,7 @@ from endstate_harness.errors import EndStateError, PathEscapeError, SandboxDied,
 from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.process import reaper, watchdog
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
-from endstate_harness.sandbox import tree
+from endstate_harness.sandbox import fdtree, tree
 from endstate_harness.sandbox.channel import Channel
 from endstate_harness.sandbox.command import (
     COMMAND_ENV,
@@ -378,13 +378,15 @@ class TreeSandbox(Sandbox):
         if live.is_symlink() or (live.exists() and not live.is_dir()):
             live.unlink()
         if live.is_dir():
-            os.chmod(live, 0o755)  # what the last run left: the harness's folder again
-            for child in list(os.scandir(live)):
-                path = Path(child.path)
-                if child.is_dir(follow_symlinks=False):
-                    tree.remove_tree(path)
-                else:
-                    path.unlink(missing_ok=True)
+            # Emptied through its descriptor, never by path: no depth, path length or link the
+            # last run left there can make the removal recurse, fail or leave the tree.
+            fd = fdtree.open_root(live, grant=True)
+            try:
+                os.fchmod(fd, 0o755)  # what the last run left: the harness's folder again
+                for name, _st in fdtree.list_dir(fd):
+                    fdtree.remove_at(fd, name)
+            finally:
+                os.close(fd)
         if self._problem is not None:
             return live  # not gradable: nothing of it is written
         self._sealed_snapshot.write_to(live)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -9,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from endstate_harness.errors import EndStateError, PathEscapeError, SandboxError
-from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.sandbox import fdtree
+from endstate_harness.sandbox.tree import read_file_at
 
 END_STATE_PRUNED = frozenset({".git", ".hg", ".svn"})
 """The only names an end-state walk skips: history an agent's ``git commit`` writes, which no
@@ -142,31 +144,81 @@ class Snapshot:
     def write_to(self, dst: Path, *, overlay: bool = False) -> None:
         """Materialise the snapshot under ``dst`` (created if needed).
 
-        With ``overlay`` an entry already at a path is replaced (never written through), as
-        :func:`endstate_harness.sandbox.tree.overlay_tree` does.
+        Every name is written relative to its folder's descriptor and made new: whatever is
+        already at a path (a link the agent planted, a file, a folder) is removed first, never
+        written through, so no write can land outside ``dst`` however deep the tree. With or
+        without ``overlay`` (kept for the callers' sake: an overlay replaces entries, as
+        :func:`endstate_harness.sandbox.tree.overlay_tree` does, and so does a fresh copy).
         """
+        del overlay  # both ways replace, never write through
         dst = Path(dst)
         if dst.is_symlink():
             raise PathEscapeError(f"destination is a symlink, refusing to write through it: {dst}")
         dst.mkdir(parents=True, exist_ok=True)
-        for rel in sorted(self.entries, key=_walk_order):
-            entry = self.entries[rel]
-            target = dst / rel
-            present = target.is_symlink() or target.exists()
-            if entry.kind == "d":
-                if present and (target.is_symlink() or not target.is_dir()):
-                    _clear(target)
-                target.mkdir(exist_ok=True)
-                continue
-            if present and overlay:
-                _clear(target)
-            if entry.kind == "l":
-                if self.leaves(rel):  # never a door out of a grading copy
-                    raise PathEscapeError(f"link {rel!r} -> {entry.target!r} leaves the tree")
-                os.symlink(entry.target, target)
-            else:
-                target.write_bytes(entry.data)
-                os.chmod(target, 0o755 if entry.executable else 0o644)
+        chain = fdtree.Chain(os.open(dst, fdtree.DIR_FLAGS))
+        try:
+            parents: list[str] = []
+            for rel in sorted(self.entries, key=_walk_order):
+                entry = self.entries[rel]
+                *folder, name = rel.split("/")
+                if folder != parents:
+                    _move(chain, parents, folder)
+                    parents = folder
+                self._write_entry(chain.fd, rel, name, entry)
+        finally:
+            chain.close()
+
+    def _write_entry(self, fd: int, rel: str, name: str, entry: Entry) -> None:
+        if entry.kind == "d":
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                if not stat.S_ISDIR(os.lstat(name, dir_fd=fd).st_mode):
+                    fdtree.remove_at(fd, name)
+                    os.mkdir(name, 0o755, dir_fd=fd)
+            return
+        if entry.kind == "l":
+            if self.leaves(rel):  # never a door out of a grading copy
+                raise PathEscapeError(f"link {rel!r} -> {entry.target!r} leaves the tree")
+            try:
+                os.symlink(entry.target, name, dir_fd=fd)
+            except FileExistsError:
+                fdtree.remove_at(fd, name)
+                os.symlink(entry.target, name, dir_fd=fd)
+            return
+        flags = fdtree.NEW_FILE_FLAGS
+        mode = 0o755 if entry.executable else 0o644
+        try:
+            made = os.open(name, flags, 0o600, dir_fd=fd)
+        except FileExistsError:
+            fdtree.remove_at(fd, name)
+            made = os.open(name, flags, 0o600, dir_fd=fd)
+        try:
+            os.fchmod(made, mode)
+            view = memoryview(entry.data)
+            while view:
+                view = view[os.write(made, view):]
+        finally:
+            os.close(made)
+
+
+def _move(chain: fdtree.Chain, here: list[str], there: list[str]) -> None:
+    """Move ``chain`` from the folder ``here`` to the folder ``there`` (lists of names), up to
+    their common part and down by name, never through a link (a link there stops the write)."""
+    common = 0
+    for a, b in zip(here, there, strict=False):
+        if a != b:
+            break
+        common += 1
+    while chain.depth > common:
+        chain.up()
+    for name in there[common:]:
+        try:
+            chain.down(name)
+        except OSError as exc:
+            raise PathEscapeError(
+                f"cannot enter {'/'.join(there)!r} without following a link: {exc}"
+            ) from None
 
 
 def _walk_order(rel: str) -> tuple[tuple[str, ...], str]:
@@ -176,97 +228,96 @@ def _walk_order(rel: str) -> tuple[tuple[str, ...], str]:
     return tuple(parts[:-1]), parts[-1]
 
 
-def _clear(target: Path) -> None:
-    if target.is_symlink() or not target.is_dir():
-        target.unlink(missing_ok=True)
-    else:
-        remove_tree(target)
-
-
 def read_snapshot(
     root: Path, *, prune: frozenset[str] = END_STATE_PRUNED, limit: int = MAX_SNAPSHOT_BYTES
 ) -> Snapshot:
     """Read the tree under ``root`` into memory without following any link.
 
+    Through directory descriptors (:mod:`endstate_harness.sandbox.fdtree`): depth and path
+    length do not matter, and every name is opened relative to its folder with
+    ``O_NOFOLLOW``, so a file swapped for a link after it was listed is recorded as that link
+    (its target text), and a folder swapped for one stops the read with a reason: nothing
+    outside the tree is ever read into the snapshot.
+
     Raises:
         SandboxError: ``root`` is missing or not a folder.
-        EndStateError: the tree holds a fifo, socket or device, or more than ``limit`` bytes.
+        EndStateError: the tree holds a fifo, socket or device, or more than ``limit`` bytes,
+            or changed under the read.
     """
     base = Path(root)
     if not base.is_dir() or base.is_symlink():
         raise SandboxError(f"tree does not exist or is not a folder: {base}")
     snap = Snapshot()
     total = 0
-    stack: list[tuple[str, str]] = [("", os.fspath(base))]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                found = sorted((e for e in it if e.name not in prune), key=lambda e: e.name)
-        except OSError as exc:
-            raise EndStateError(f"cannot read folder {prefix or '.'}: {exc.strerror}") from None
-        subdirs: list[tuple[str, str]] = []
-        for entry in found:
-            rel = f"{prefix}{entry.name}"
-            try:
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISLNK(st.st_mode):
-                    snap.entries[rel] = Entry("l", target=os.readlink(entry.path))
-                elif stat.S_ISDIR(st.st_mode):
-                    snap.entries[rel] = Entry("d")
-                    subdirs.append((rel + "/", entry.path))
-                elif stat.S_ISREG(st.st_mode):
-                    total += st.st_size
-                    if total > limit:
-                        raise EndStateError(
-                            f"the end state holds more than {limit // (1 << 20)} MiB of files"
-                        )
-                    with open(entry.path, "rb") as fh:
-                        data = fh.read()
-                    snap.entries[rel] = Entry("f", data, bool(st.st_mode & stat.S_IXUSR))
-                else:
+    try:
+        levels = fdtree.walk(os.open(base, fdtree.DIR_FLAGS), prune)
+        for level in levels:
+            for name, st in level.entries:
+                rel = level.prefix + name
+                total += _read_entry(snap, level.fd, rel, name, st, limit - total)
+                if total > limit:
                     raise EndStateError(
-                        f"the end state holds {rel!r}, which is not a file, folder or symlink "
-                        "(a fifo, socket or device): it cannot be graded"
+                        f"the end state holds more than {limit // (1 << 20)} MiB of files"
                     )
-            except OSError as exc:
-                raise EndStateError(f"cannot read {rel!r} of the end state: {exc}") from None
-        stack.extend(reversed(subdirs))
+    except fdtree.TreeChanged as exc:
+        raise EndStateError(f"the end state changed while it was read: {exc}") from None
+    except OSError as exc:
+        where = exc.filename if isinstance(exc.filename, str) else "."
+        raise EndStateError(
+            f"cannot read {where!r} of the end state: {exc.strerror or exc}"
+        ) from None
     return snap
+
+
+def _read_entry(snap: Snapshot, fd: int, rel: str, name: str, st: os.stat_result,
+                room: int) -> int:
+    """Record one entry of the folder ``fd``; return the bytes read."""
+    if stat.S_ISLNK(st.st_mode):
+        snap.entries[rel] = Entry("l", target=os.readlink(name, dir_fd=fd))
+        return 0
+    if stat.S_ISDIR(st.st_mode):
+        snap.entries[rel] = Entry("d")
+        return 0
+    if not stat.S_ISREG(st.st_mode):
+        raise EndStateError(
+            f"the end state holds {rel!r}, which is not a file, folder or symlink "
+            "(a fifo, socket or device): it cannot be graded"
+        )
+    try:
+        data = read_file_at(fd, name, max(room, 0))
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise OSError(exc.errno, exc.strerror, rel) from None
+        # Swapped for a link since it was listed: recorded as the link it is now.
+        snap.entries[rel] = Entry("l", target=os.readlink(name, dir_fd=fd))
+        return 0
+    snap.entries[rel] = Entry("f", data, bool(st.st_mode & stat.S_IXUSR))
+    return len(data)
 
 
 def take_ownership(root: Path) -> None:
     """Give the owner read, write and (folders) search permission on every entry under
     ``root`` (links never followed, other bits kept), so the harness can read, snapshot and
     rewrite whatever the agent left, a folder it made read-only included. An entry the harness
-    does not own stays as it is (reading it then fails the attempt with the reason)."""
-    base = os.fspath(root)
-    pending = [base]
-    while pending:
-        folder = pending.pop()
-        _grant(folder, stat.S_IRWXU)
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    _grant(entry.path, stat.S_IRUSR | stat.S_IWUSR)
-            except OSError:
-                continue
-
-
-def _grant(path: str, bits: int) -> None:
+    does not own stays as it is (reading it then fails the attempt with the reason).
+    A descriptor walk: no recursion, no path length limit, no link followed."""
     try:
-        mode = os.lstat(path).st_mode
-        if mode & bits != bits:
-            os.chmod(path, stat.S_IMODE(mode) | bits, follow_symlinks=False)
-    except (OSError, NotImplementedError):
-        pass
+        levels = fdtree.walk(fdtree.open_root(root, grant=True), grant=True)
+        for level in levels:
+            for name, st in level.entries:
+                if stat.S_ISREG(st.st_mode):  # folders are granted as the walk enters them
+                    _grant(level.fd, name, st.st_mode, stat.S_IRUSR | stat.S_IWUSR)
+    except OSError:
+        return  # what cannot be granted fails the read that needs it, with the reason
+
+
+def _grant(fd: int, name: str, mode: int, bits: int) -> None:
+    if mode & bits == bits:
+        return
+    try:
+        os.chmod(name, stat.S_IMODE(mode) | bits, dir_fd=fd, follow_symlinks=False)
+    except (OSError, ValueError, NotImplementedError):
+        pass  # a link now, or not ours: left as it is
 
 
 def delete_compiled_caches(root: Path) -> list[str]:
@@ -275,24 +326,40 @@ def delete_compiled_caches(root: Path) -> list[str]:
 
     Why delete rather than ignore: an unchecked-hash ``.pyc`` is loaded instead of its
     byte-identical source, and a sourceless one is imported like a module; ignoring them in a
-    walk would hide exactly the file that runs.
+    walk would hide exactly the file that runs. A descriptor walk, so no depth stops it; a
+    ``__pycache__`` folder is emptied and removed from the folder above it, before the walk
+    would enter it.
     """
     deleted: list[str] = []
-    base = os.fspath(root)
-    for folder, _dirs, files in os.walk(base, topdown=False, followlinks=False):
-        for name in files:
-            if name.endswith(COMPILED_SUFFIXES):
-                path = os.path.join(folder, name)
-                if os.path.islink(path):
-                    continue
-                try:
-                    os.unlink(path)
-                    deleted.append(os.path.relpath(path, base).replace(os.sep, "/"))
-                except OSError:
-                    continue
-        if os.path.basename(folder) == "__pycache__" and folder != base:
+    for level in fdtree.walk(os.open(root, fdtree.DIR_FLAGS)):
+        deleted.extend(_unlink_compiled(level.fd, level.prefix, level.entries))
+        for name in [n for n in level.subdirs if n == "__pycache__"]:
             try:
-                os.rmdir(folder)
+                inner = fdtree.open_subdir(level.fd, name)
+            except OSError:
+                continue
+            try:
+                found = fdtree.list_dir(inner)
+                deleted.extend(_unlink_compiled(inner, f"{level.prefix}{name}/", found))
+            finally:
+                os.close(inner)
+            try:
+                os.rmdir(name, dir_fd=level.fd)
+                level.subdirs.remove(name)
             except OSError:
                 pass  # not empty (sources in it): kept, and graded like any folder
+    return deleted
+
+
+def _unlink_compiled(fd: int, prefix: str, entries: list[tuple[str, os.stat_result]]
+                     ) -> list[str]:
+    deleted: list[str] = []
+    for name, st in entries:
+        if name.endswith(COMPILED_SUFFIXES) and not stat.S_ISDIR(st.st_mode) \
+                and not stat.S_ISLNK(st.st_mode):
+            try:
+                os.unlink(name, dir_fd=fd)
+                deleted.append(prefix + name)
+            except OSError:
+                continue
     return deleted

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
-import shutil
 import stat
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from endstate_harness.errors import PathEscapeError, SandboxError
 from endstate_harness.layout import PRUNED_NAMES
+from endstate_harness.sandbox import fdtree
 
 _MAX_LINK_HOPS = 40
 """As many symlinks as one path may traverse before it is called a loop (Linux's ELOOP limit)."""
@@ -78,21 +78,14 @@ def confine(root: Path | str, rel: str | os.PathLike[str]) -> Path:
 # ----------------------------------------------------------------------------- walking
 
 
-def _walk(root: Path, prune: frozenset[str]) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Yield (forward-slash relative path, entry) for every entry, sorted, pruned, no links
-    followed. Directories are yielded before their contents."""
-    stack: list[tuple[str, Path]] = [("", root)]
-    while stack:
-        prefix, folder = stack.pop()
-        with os.scandir(folder) as it:
-            entries = sorted((e for e in it if e.name not in prune), key=lambda e: e.name)
-        subdirs: list[tuple[str, Path]] = []
-        for entry in entries:
-            rel = f"{prefix}{entry.name}"
-            yield rel, entry
-            if entry.is_dir(follow_symlinks=False):
-                subdirs.append((rel + "/", Path(entry.path)))
-        stack.extend(reversed(subdirs))
+def _walk(root: Path, prune: frozenset[str]) -> Iterator[tuple[str, str, int, os.stat_result]]:
+    """Yield (forward-slash relative path, name, descriptor of the folder holding it, lstat) for
+    every entry, sorted, pruned, no links followed, folders before their contents: a loop over
+    directory descriptors (:mod:`endstate_harness.sandbox.fdtree`), so neither the tree's depth
+    nor its path length matters. The descriptor is valid until the next entry is asked for."""
+    for level in fdtree.walk(os.open(root, fdtree.DIR_FLAGS), prune):
+        for name, st in level.entries:
+            yield level.prefix + name, name, level.fd, st
 
 
 def _link_escapes(src_root: Path, rel: str, target: str) -> bool:
@@ -123,82 +116,90 @@ def _require_dir(path: Path, what: str) -> Path:
     return path
 
 
-def _clear(target: Path) -> None:
-    """Remove whatever is at ``target`` (link, file or folder) without following links."""
-    if target.is_symlink() or not target.is_dir():
-        target.unlink(missing_ok=True)
-    else:
-        remove_tree(target)
-
-
 def _copy_into(
     src: Path, dst: Path, *, prune: frozenset[str], escaping_links: bool, overlay: bool
 ) -> None:
+    """Copy ``src`` onto ``dst`` through directory descriptors on both sides: every name of
+    ``dst`` is made new (``O_EXCL``, ``mkdir``, ``symlink`` relative to its folder's
+    descriptor) and whatever stood there first is removed, never written through, so a link
+    planted in ``dst`` cannot send a write elsewhere, at any depth."""
     src = _require_dir(Path(src), "source tree")
     src_root = Path(os.path.realpath(src))
     dst = Path(dst)
     if dst.is_symlink():
         raise PathEscapeError(f"destination is a symlink, refusing to write through it: {dst}")
     dst.mkdir(parents=True, exist_ok=True)
-    for rel, entry in _walk(src_root, prune):
-        target = dst / rel
-        mode = entry.stat(follow_symlinks=False).st_mode
-        if stat.S_ISLNK(mode):
-            link = os.readlink(entry.path)
-            if not escaping_links and _link_escapes(src_root, rel, link):
-                raise PathEscapeError(
-                    f"symlink {rel!r} -> {link!r} in {src} points outside the tree; "
-                    "a sandbox copy would point at the host"
-                )
-            if overlay and (target.exists() or target.is_symlink()):
-                _clear(target)
-            os.symlink(link, target)
-        elif stat.S_ISDIR(mode):
-            try:
-                os.mkdir(target)  # the usual case: nothing there yet
-                continue
-            except FileExistsError:
-                pass
-            if target.is_symlink() or (target.exists() and not target.is_dir()):
-                _clear(target)  # never descend through a link the agent left
-            target.mkdir(exist_ok=True)
-        elif stat.S_ISREG(mode):
-            wanted = stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR
-            if _copy_new_file(entry.path, str(target), wanted):
-                continue
-            # something is there: replace rather than write into it (no writing through a
-            # link, soft or hard, and a read-only file the agent left does not stop it)
-            _clear(target)
-            shutil.copyfile(entry.path, target, follow_symlinks=False)
-            os.chmod(target, wanted)
-        else:
-            raise SandboxError(
-                f"{rel!r} in {src} is not a file, folder or symlink (a fifo, socket or device); "
-                "a task tree may hold only those three"
-            )
-
-
-def _copy_new_file(src: str, dst: str, mode: int) -> bool:
-    """Copy the regular file ``src`` to ``dst`` with permission bits ``mode``, if nothing is
-    at ``dst`` (not even a dangling link: ``O_EXCL`` never follows one); False, having
-    written nothing, when something is. The common case of every sandbox copy, in a handful
-    of system calls (``shutil.copyfile`` spends a dozen on checks that cannot fail here)."""
-    source = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    target = fdtree.Chain(os.open(dst, fdtree.DIR_FLAGS))
     try:
-        try:
-            made = os.open(
-                dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-            )
-        except FileExistsError:
-            return False
-        try:
-            os.fchmod(made, mode)
-            _copy_bytes(source, made)
-        finally:
-            os.close(made)
+        for level in fdtree.walk(os.open(src_root, fdtree.DIR_FLAGS), prune):
+            try:
+                out = target.goto(level.depth - 1, level.name) if level.name else target.fd
+            except OSError as exc:  # the folder just made became a link or vanished
+                raise PathEscapeError(
+                    f"cannot enter {level.prefix!r} of {dst} without following a link: {exc}"
+                ) from None
+            for name, st in level.entries:
+                _copy_entry(src, src_root, level.prefix + name, level.fd, out, name, st,
+                            escaping_links=escaping_links)
     finally:
-        os.close(source)
-    return True
+        target.close()
+
+
+def _copy_entry(
+    src: Path, src_root: Path, rel: str, in_fd: int, out_fd: int, name: str, st: os.stat_result,
+    *, escaping_links: bool,
+) -> None:
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        link = os.readlink(name, dir_fd=in_fd)
+        if not escaping_links and _link_escapes(src_root, rel, link):
+            raise PathEscapeError(
+                f"symlink {rel!r} -> {link!r} in {src} points outside the tree; "
+                "a sandbox copy would point at the host"
+            )
+        try:
+            os.symlink(link, name, dir_fd=out_fd)
+        except FileExistsError:
+            fdtree.remove_at(out_fd, name)
+            os.symlink(link, name, dir_fd=out_fd)
+    elif stat.S_ISDIR(mode):
+        try:
+            os.mkdir(name, dir_fd=out_fd)  # the usual case: nothing there yet
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(name, dir_fd=out_fd).st_mode):
+                fdtree.remove_at(out_fd, name)  # never descend through a link the agent left
+                os.mkdir(name, dir_fd=out_fd)
+    elif stat.S_ISREG(mode):
+        wanted = stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR
+        source = os.open(name, fdtree.FILE_FLAGS, dir_fd=in_fd)
+        try:
+            if not stat.S_ISREG(os.fstat(source).st_mode):
+                raise SandboxError(f"{rel!r} in {src} stopped being a regular file")
+            os.set_blocking(source, True)
+            _write_new(out_fd, name, wanted, lambda made: _copy_bytes(source, made))
+        finally:
+            os.close(source)
+    else:
+        raise SandboxError(
+            f"{rel!r} in {src} is not a file, folder or symlink (a fifo, socket or device); "
+            "a task tree may hold only those three"
+        )
+
+
+def _write_new(out_fd: int, name: str, mode: int, fill: Callable[[int], None]) -> None:
+    """Make ``name`` in the folder ``out_fd`` a new file with permission bits ``mode`` and
+    let ``fill`` write it. Whatever is there first (a file, a link, soft or hard, a read-only
+    file the agent left, a folder) is removed, never written through."""
+    try:
+        made = os.open(name, fdtree.NEW_FILE_FLAGS, 0o600, dir_fd=out_fd)
+    except FileExistsError:
+        fdtree.remove_at(out_fd, name)
+        made = os.open(name, fdtree.NEW_FILE_FLAGS, 0o600, dir_fd=out_fd)
+    try:
+        os.fchmod(made, mode)
+        fill(made)
+    finally:
+        os.close(made)
 
 
 def _copy_bytes(source: int, made: int) -> None:
@@ -250,58 +251,65 @@ def snapshot_tree(src: Path, dst: Path, *, prune: frozenset[str] = PRUNED_NAMES)
     _copy_into(src, dst, prune=prune, escaping_links=True, overlay=False)
 
 
-def remove_tree(path: Path, *, _top: str | None = None) -> None:
-    """Delete a tree, also when the agent left read-only folders in it.
+def remove_tree(path: Path) -> None:
+    """Delete a tree, also when the agent left read-only folders in it, whatever its depth.
 
     Never follows links: a link is removed, not its target. Permissions are only ever added,
-    and only inside the tree: the folder holding it (``/tmp``, ``/dev/shm``) is never touched,
-    even when removing the tree's root itself fails.
+    and only inside the tree: the folder holding it (``/tmp``, ``/dev/shm``) is never touched.
+    A loop over directory descriptors (:func:`endstate_harness.sandbox.fdtree.remove_at`), not
+    ``shutil.rmtree``: that recurses once per level (RecursionError past ~1,000 on Python 3.11)
+    and opens paths longer than ``PATH_MAX``. Best effort, as ``rm -rf``: what cannot be
+    removed (another user's file) stays, and the call still returns.
     """
-    path = Path(path)
-    if path.is_symlink() or not path.exists():
-        path.unlink(missing_ok=True)
+    text = os.path.abspath(path)
+    parent, name = os.path.split(text)
+    if not name:
+        raise SandboxError(f"refusing to remove the root folder: {text}")
+    try:
+        holder = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
         return
-    if not path.is_dir():  # a file (or a fifo): rmtree does not take one
-        path.unlink()
-        return
-    top = _top if _top is not None else os.path.abspath(path)
-
-    def _retry(_func: object, name: str, _exc: object) -> None:
-        # A folder without the write bit cannot lose entries: grant it and try again.
-        parent = os.path.dirname(name)
-        if parent != top and not parent.startswith(top + os.sep):
-            return  # the root itself could not go (busy, refilled): never widen its parent
-        try:
-            os.chmod(parent, stat.S_IMODE(os.lstat(parent).st_mode) | stat.S_IRWXU)
-            if os.path.isdir(name) and not os.path.islink(name):
-                os.chmod(name, stat.S_IMODE(os.lstat(name).st_mode) | stat.S_IRWXU)
-                remove_tree(Path(name), _top=top)
-            else:
-                os.unlink(name)
-        except OSError:
-            pass
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=_retry)
-    else:
-        shutil.rmtree(path, onerror=_retry)
+    try:
+        fdtree.remove_at(holder, name)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        pass  # what could not go stays (as shutil.rmtree's onexc left it)
+    finally:
+        os.close(holder)
 
 
 # ----------------------------------------------------------------------------- reading
 
 
-def _entry_payload(entry: os.DirEntry[str]) -> bytes | None:
+def _entry_payload(fd: int, name: str, st: os.stat_result) -> bytes | None:
     """What identifies an entry's content: link target, file bytes digest, or a folder mark."""
-    st = entry.stat(follow_symlinks=False)
     if stat.S_ISLNK(st.st_mode):
-        return b"l" + os.readlink(entry.path).encode("utf-8", "surrogateescape")
+        return b"l" + os.readlink(name, dir_fd=fd).encode("utf-8", "surrogateescape")
     if stat.S_ISDIR(st.st_mode):
         return b"d"
     if stat.S_ISREG(st.st_mode):
         executable = b"x" if st.st_mode & stat.S_IXUSR else b"-"
-        with open(entry.path, "rb") as fh:
-            return b"f" + executable + hashlib.file_digest(fh, "sha256").digest()
+        return b"f" + executable + hashlib.sha256(read_file_at(fd, name)).digest()
     return None  # fifos, sockets, devices are not content
+
+
+def read_file_at(fd: int, name: str, limit: int = -1) -> bytes:
+    """The bytes of the regular file ``name`` in the folder ``fd`` (at most ``limit`` + 1 when
+    a limit is given), opened without following a link or blocking on a fifo.
+
+    Raises:
+        OSError: ``ELOOP`` when the name is a link now; ``EINVAL`` when it is no regular file.
+    """
+    handle = os.open(name, fdtree.FILE_FLAGS, dir_fd=fd)
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (any more)", name)
+        os.set_blocking(handle, True)
+        with os.fdopen(os.dup(handle), "rb") as fh:
+            return fh.read() if limit < 0 else fh.read(limit + 1)
+    finally:
+        os.close(handle)
 
 
 def hash_tree(root: Path, *, prune: frozenset[str] = PRUNED_NAMES) -> str:
@@ -311,13 +319,13 @@ def hash_tree(root: Path, *, prune: frozenset[str] = PRUNED_NAMES) -> str:
     """
     base = _require_dir(Path(root), "tree")
     digest = hashlib.sha256()
-    for rel, entry in _walk(base, prune):
-        payload = _entry_payload(entry)
+    for rel, name, fd, st in _walk(base, prune):
+        payload = _entry_payload(fd, name, st)
         if payload is None:
             continue
-        name = rel.encode("utf-8", "surrogateescape")
+        key = rel.encode("utf-8", "surrogateescape")
         # Length prefixes: no rearrangement of names and payloads yields the same stream.
-        digest.update(len(name).to_bytes(4, "big") + name)
+        digest.update(len(key).to_bytes(4, "big") + key)
         digest.update(len(payload).to_bytes(4, "big") + payload)
     return digest.hexdigest()
 
@@ -327,10 +335,10 @@ def file_digests(root: Path, *, prune: frozenset[str] = PRUNED_NAMES) -> dict[st
     two trees: binary edits and retargeted links count as changes too."""
     base = _require_dir(Path(root), "tree")
     out: dict[str, bytes] = {}
-    for rel, entry in _walk(base, prune):
-        if entry.is_dir(follow_symlinks=False):
+    for rel, name, fd, st in _walk(base, prune):
+        if stat.S_ISDIR(st.st_mode):
             continue
-        payload = _entry_payload(entry)
+        payload = _entry_payload(fd, name, st)
         if payload is not None:
             out[rel] = payload
     return out
@@ -344,11 +352,10 @@ def text_files(root: Path, *, prune: frozenset[str] = PRUNED_NAMES) -> dict[str,
     """
     base = _require_dir(Path(root), "tree")
     out: dict[str, str] = {}
-    for rel, entry in _walk(base, prune):
-        if not entry.is_file(follow_symlinks=False):
+    for rel, name, fd, st in _walk(base, prune):
+        if not stat.S_ISREG(st.st_mode):
             continue
-        with open(entry.path, "rb") as fh:
-            data = fh.read()
+        data = read_file_at(fd, name)
         try:
             out[rel] = data.decode("utf-8")
         except UnicodeDecodeError:
