@@ -67,6 +67,23 @@ def solution_steps(task: Task) -> list[Step]:
         raise Unassessed(str(exc)) from exc
 
 
+def informed_steps(task: Task) -> list[Step]:
+    """The solution written as an agent that sees before it writes would: one turn reading
+    every fixture file the solution changes, then one turn writing them all. Empty when the
+    solution changes no file the fixture has (nothing to read: the blind oracle is that
+    agent already).
+
+    Why: the solution oracle reads and writes a file in the same turn, so its write never
+    depended on what it read; a bound it meets (``requires.steps.max``, a token ceiling)
+    may leave no room for the turn every real agent spends reading first."""
+    steps = solution_steps(task)
+    reads = [call for step in steps for call in step if call["tool"] == "read"]
+    if not reads:
+        return []
+    writes = [call for step in steps for call in step if call["tool"] != "read"]
+    return [reads, writes]
+
+
 def _fixture_reads(task: Task) -> list[str]:
     files = []
     for path in sorted(task.fixture.rglob("*")):

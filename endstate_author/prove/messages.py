@@ -33,12 +33,14 @@ LEADS = {
 
 FOLLOWS_FROM: dict[str, tuple[str, ...]] = {
     "ES906": ("ES901",), "ES910": ("ES901",), "ES911": ("ES901", "ES903"),
-    "ES914": ("ES901",), "ES907": ("ES902",),
+    "ES914": ("ES901",), "ES907": ("ES902", "ES905"),
 }  # fmt: skip
 """code -> the codes it follows from, first first: when one of them fires too, only the cause
 is reported (the oracle writes the very solution ES902 found failing, so its run through the
 harness fails too; a holdout file that never runs, ES903, kills no mutant, so the survivors
-are counted under it until it runs, not listed one by one)."""
+are counted under it until it runs, not listed one by one; a compaction task whose budget
+guard never fires, ES905, fails its oracle's requirement of a compaction event with or
+without a reading turn: the guard is the cause)."""
 
 _FOLDED_NAMES = {
     "ES914": "holdout check(s)",
@@ -47,7 +49,9 @@ _FOLDED_NAMES = {
     "ES910": "declared defect(s)",
     "ES911": "mutant(s) of the solution",
 }
-_FOLDED_VERB = {"ES901": "pass too", "ES902": "fail too", "ES903": "survive"}
+_FOLDED_VERB = {
+    "ES901": "pass too", "ES902": "fail too", "ES903": "survive", "ES905": "fail too",
+}
 
 
 def fix_line(code: str) -> str:

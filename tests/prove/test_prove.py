@@ -411,3 +411,22 @@ def test_every_scaffold_proves_clean(tmp_path: Path, cache: Path) -> None:
                         "--only", "oracle", "--only", "guards", cache=cache)
     assert rc == 0, data["diagnostics"]
     assert len(data["tasks"]) == len(CATEGORIES)
+
+
+def test_es907_a_cost_bound_only_a_blind_oracle_meets(build: TaskBuilder, cache: Path) -> None:
+    """Issue 45 item 6: `steps.max: 2` lets the solution oracle pass (it reads and writes
+    core.py in one turn, so its write never depended on the read; the run's last turn ends
+    it) and fails every agent that reads the file before writing it; with room for that
+    turn both pass."""
+    tight = build(manifest(category="cost", max_steps=12, requires={"steps": {"max": 2}}),
+                  name="tight", holdout=STRICT_HOLDOUT)
+    rc, data, _ = prove(str(tight), "--only", "oracle", cache=cache)
+    assert outcomes(data) == {"oracle through the harness": "pass",
+                              "oracle that reads first": "fail"}, data
+    assert rc == 1 and codes(data) == ["ES907"]
+    [found] = findings(data)
+    assert "reads the files it changes" in found["message"] and "steps" in found["message"]
+    roomy = build(manifest(category="cost", max_steps=12, requires={"steps": {"max": 3}}),
+                  name="roomy", holdout=STRICT_HOLDOUT)
+    rc, data, _ = prove(str(roomy), "--only", "oracle", cache=cache)
+    assert rc == 0 and set(outcomes(data).values()) == {"pass"}, data

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from endstate_author.prove.harness import failed_detail, oracle_steps, run_scripted
+from endstate_author.prove.harness import (
+    failed_detail,
+    informed_steps,
+    oracle_steps,
+    reading_steps,
+    run_scripted,
+)
 from endstate_author.prove.model import (
     GRADING_INPUTS,
     CheckGroup,
@@ -36,9 +42,38 @@ def check_oracle(ctx: ProveContext) -> CheckResult:
     return CheckResult(CHECK, "oracle", "fail", detail=failed_detail(result), code="ES907")
 
 
+INFORMED = "oracle that reads first"
+INFORMED_CATEGORIES = ("cost", "compaction")
+"""Categories whose bounds (steps, tokens, the context window) a real agent's reading turn
+counts against."""
+
+
+def check_informed_oracle(ctx: ProveContext) -> CheckResult:
+    """The solution written after a turn that reads the files it changes: a bound only the
+    blind oracle (write without reading) meets fails every real agent (ES907)."""
+    steps = informed_steps(ctx.task)
+    if not steps:
+        return CheckResult(INFORMED, "oracle", "skipped",
+                           detail="the solution changes no fixture file: nothing to read first")
+    if ctx.task.category == "compaction":
+        # as the budget guard's oracle: the fixture read until the window must compact, then
+        # the solution — here with its files read in a turn of their own before the writes
+        steps = reading_steps(ctx.task, ctx.task.manifest.max_steps - len(steps) - 1) + steps
+    result = run_scripted(ctx, steps)
+    if result.passed:
+        return CheckResult(INFORMED, "oracle", "pass")
+    return CheckResult(
+        INFORMED, "oracle", "fail", code="ES907",
+        detail="the solution, written after one turn that reads the files it changes (as "
+        f"every real agent must), fails: {failed_detail(result)}",
+    )
+
+
 def jobs(task: Task, _plan: Plan) -> Iterator[Job]:
     if task.category not in GUARDED_CATEGORIES:
         yield make_job("oracle", CHECK, check_oracle)
+    if task.category in INFORMED_CATEGORIES and task.solution is not None:
+        yield make_job("oracle", INFORMED, check_informed_oracle)
 
 
 GROUP = CheckGroup(
@@ -47,5 +82,6 @@ GROUP = CheckGroup(
     # the runner's context budget and token counts include the prompt
     inputs=(*GRADING_INPUTS, "prompt.md", "oracle.json"),
     jobs=jobs,
-    summary="a scripted agent writes the solution through the full runner and passes",
+    summary="a scripted agent writes the solution through the full runner and passes, also "
+    "after a turn that reads the files it changes (cost and compaction tasks)",
 )
