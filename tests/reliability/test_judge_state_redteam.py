@@ -177,7 +177,111 @@ def remember(text, seconds):
         _serve()
         _ask([text, seconds])
 '''),
+    "tmp-file": ("a file at a fixed path in /tmp", '''
+_PATH = "/tmp/.durations-memo.json"
+def recall():
+    try:
+        with open(_PATH) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+def remember(text, seconds):
+    seen = recall()
+    seen[text] = seconds
+    with open(_PATH, "w") as f:
+        json.dump(seen, f)
+'''),
+    "inherited-pipe": ("a pipe opened while imported, which every test's process inherits", '''
+_R, _W = os.pipe()
+os.set_blocking(_R, False)
+def recall():
+    seen = {}
+    try:
+        data = os.read(_R, 1 << 16)
+    except BlockingIOError:
+        data = b""
+    for line in data.splitlines():
+        text, seconds = json.loads(line)
+        seen[text] = seconds
+    if data:
+        os.write(_W, data)  # back in the pipe for the next test
+    return seen
+def remember(text, seconds):
+    recall()
+    os.write(_W, json.dumps([text, seconds]).encode() + b"\\n")
+'''),
+    "sysv-queue": ("a System V message queue", '''
+import ctypes
+_LIBC = ctypes.CDLL(None, use_errno=True)
+class _Message(ctypes.Structure):
+    _fields_ = [("mtype", ctypes.c_long), ("mtext", ctypes.c_char * 8192)]
+def _queue():
+    return _LIBC.msgget(0x5EED42, 0o1600)  # IPC_CREAT | 0600
+def _take(queue):
+    message = _Message()
+    got = _LIBC.msgrcv(queue, ctypes.byref(message), 8192, 0, 0o4000)  # IPC_NOWAIT
+    return json.loads(message.mtext[:got]) if got > 0 else {}
+def _give(queue, seen):
+    message = _Message(1, json.dumps(seen).encode())
+    _LIBC.msgsnd(queue, ctypes.byref(message), len(message.mtext), 0o4000)
+def recall():
+    queue = _queue()
+    seen = _take(queue)
+    _give(queue, seen)
+    return seen
+def remember(text, seconds):
+    queue = _queue()
+    seen = _take(queue)
+    seen[text] = seconds
+    _give(queue, seen)
+'''),
 }
+REFUSED = {
+    "shared-memory": ("memory mapped shared while imported", '''
+import mmap
+_MAP = mmap.mmap(-1, 1 << 16)
+def recall():
+    _MAP.seek(0)
+    return json.loads(_MAP.readline().strip(b"\\0\\n") or b"{}")
+def remember(text, seconds):
+    seen = {**recall(), text: seconds}
+    _MAP.seek(0)
+    _MAP.write(json.dumps(seen).encode() + b"\\n")
+'''),
+    "thread": ("a thread started while imported, serving an abstract socket", '''
+import socket, threading
+_ADDRESS = "\\0durations-thread-%d-%d" % (os.getuid(), os.getpid())
+_SEEN = {}
+def _serve(server):
+    while True:
+        conn, _ = server.accept()
+        message = json.loads(conn.makefile().readline())
+        if message:
+            _SEEN[message[0]] = message[1]
+        conn.sendall(json.dumps(_SEEN).encode() + b"\\n")
+        conn.close()
+_SERVER = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+_SERVER.bind(_ADDRESS)
+_SERVER.listen(8)
+threading.Thread(target=_serve, args=(_SERVER,), daemon=True).start()
+def _ask(message):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(_ADDRESS)
+        s.sendall(json.dumps(message).encode() + b"\\n")
+        return json.loads(s.makefile().readline())
+    finally:
+        s.close()
+def recall():
+    return _ask(None)
+def remember(text, seconds):
+    _ask([text, seconds])
+'''),
+}
+PRIVATE_ONLY = {"tmp-file", "sysv-queue"}
+"""Channels only a sandbox with a private /tmp and IPC namespace can close: without walls the
+code under test shares the host's (it could write anywhere the user can), and the child never
+removes what other processes of the host may have made there."""
 
 
 def _judged(kind: str, task: Path, files: dict[str, str], args: dict[str, object]) -> Verdict:
@@ -214,6 +318,8 @@ def _grader_args(task: Path) -> dict[str, object]:
 @pytest.mark.parametrize("channel", sorted(CHANNELS))
 def test_a_value_remembered_from_an_earlier_test_is_not_there(
         backend: str, channel: str) -> None:  # noqa: F811
+    if channel in PRIVATE_ONLY and backend == "local-no-walls":
+        pytest.skip("without walls /tmp and the IPC tables are the host's (see PRIVATE_ONLY)")
     where, code = CHANNELS[channel]
     cheat = _CHEAT.format(where=where, channel=textwrap.dedent(code).strip())
     verdict = _judged(backend, DURATIONS, {"durations/parse.py": cheat}, _grader_args(DURATIONS))
@@ -301,3 +407,18 @@ def test_a_sound_solution_with_class_and_module_fixtures_passes(
     assert verdict.passed, verdict
     assert _outcomes(verdict) == {"test_1_adds_b": {"passed"}, "test_2_adds_c": {"passed"},
                                   "test_3_fresh": {"passed"}}
+
+
+@pytest.mark.parametrize("channel", sorted(REFUSED))
+def test_what_cannot_be_isolated_fails_every_test(
+        backend: str, channel: str) -> None:  # noqa: F811
+    """Shared memory or a thread left in the process the tests are forked from would reach
+    every test: no test runs, each fails saying why (a failure, never an error or a pass)."""
+    where, code = REFUSED[channel]
+    cheat = _CHEAT.format(where=where, channel=textwrap.dedent(code).strip())
+    verdict = _judged(backend, DURATIONS, {"durations/parse.py": cheat}, _grader_args(DURATIONS))
+    outcomes = _outcomes(verdict)
+    assert not verdict.passed, f"{channel}: the remembered values beat the task\n{verdict}"
+    assert outcomes.get("test_valid") == {"failed"}, (channel, outcomes, verdict)
+    assert outcomes.get("test_round_trip") == {"failed"}, (channel, outcomes, verdict)
+    assert "cannot be isolated" in str(verdict), verdict

@@ -25,6 +25,7 @@ if "Ground" not in globals():  # the same: judge_scope.py's text comes before th
         after_fork,
         drop_signals,
         hold_signals,
+        open_fds,
         writable_roots,
     )
 if "preimports" not in globals():  # the same: judge_warm.py's text comes before this one's
@@ -410,7 +411,8 @@ def main():
     os.dup2(null, 0)
     os.dup2(2, 1)
     sys.path.insert(0, os.getcwd())
-    server = Server(Ground(writable_roots(os.getcwd(), os.environ)))
+    private = "private-tmp" in sys.argv[1:]  # the harness's word (launch.PRIVATE_TMP)
+    server = Server(Ground(writable_roots(os.getcwd(), os.environ, private), open_fds(), private))
     while True:
         line = proto_in.readline(MAX_MESSAGE_BYTES + 1)
         if not line:

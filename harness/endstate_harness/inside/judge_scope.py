@@ -9,6 +9,7 @@ it may write are brought back to what they were before the first fork, and the s
 upwards are dropped unseen.
 """
 
+import fcntl
 import os
 import signal
 import stat
@@ -25,18 +26,19 @@ _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def writable_roots(cwd, environ):
+def writable_roots(cwd, environ, private_tmp):
     """The folders the code under test may write and a test could leave something in: the
     tree, ``TMPDIR`` and ``HOME`` as the harness set them when the child started (before any
-    code under test ran), and ``/dev/shm`` where ``/tmp`` is one of them (a sandbox with a
-    private ``/tmp`` has a private ``/dev/shm``: the walls' and the container's). Without
-    walls ``/tmp`` is the host's, which is never a root: it holds other processes' files."""
+    code under test ran), and ``/tmp``, ``/dev/shm`` and ``/dev/mqueue`` where the harness
+    says they are the sandbox's own (``private_tmp``: behind the walls, in a container).
+    Without walls ``/tmp`` is the host's, which is never a root: it holds other processes'
+    files."""
     found = []
     for path in (cwd, environ.get("TMPDIR"), environ.get("HOME")):
         if path and os.path.isabs(path) and os.path.isdir(path):
             found.append(os.path.realpath(path))
-    if "/tmp" in found and os.path.isdir("/dev/shm"):
-        found.append("/dev/shm")
+    if private_tmp:
+        found.extend(p for p in ("/tmp", "/dev/shm", "/dev/mqueue") if os.path.isdir(p))
     roots = []  # type: list[str]
     for path in sorted(set(found), key=len):
         if path != "/" and not any(path.startswith(r.rstrip("/") + "/") for r in roots):
@@ -48,15 +50,21 @@ class Ground:
     """One forking process's view of what its forks may change outside themselves, taken just
     before its first fork; :meth:`put_back` after each fork ended."""
 
-    def __init__(self, roots):
+    def __init__(self, roots, known=(), ipc=False):
         self.roots = roots
+        self.known = frozenset(known)
+        """The descriptors open before any code under test ran: the harness's, the wire's."""
+        self.ipc = ipc
+        """Whether the System V IPC tables are the sandbox's own (an IPC namespace of its own,
+        behind the walls or in a container): then what a test's process made there goes."""
         self.shot = None
         """path -> (kind, mode, identity, payload), every name under the roots."""
+        self.tables = None
         self.ready_once = False
 
     def fresh(self):
         """The ground of a process just forked (it takes its own view when it forks)."""
-        return Ground(self.roots)
+        return Ground(self.roots, self.known, self.ipc)
 
     def prepare(self):
         """Before a fork: None when the forks can be isolated, else why not."""
@@ -68,7 +76,12 @@ class Ground:
         if threads > 1:
             return (f"the code under test left {threads - 1} threads running in the process "
                     "the tests are forked from: state could pass from test to test through them")
+        shared = _shared_mappings()
+        if shared:
+            return (f"the code under test keeps memory mapped shared and writable ({shared}) in "
+                    "the process the tests are forked from: a test could leave state in it")
         if self.shot is None:
+            self.tables = _ipc_tables() if self.ipc else {}
             self.shot = {}
             kept = [0]
             for root in self.roots:
@@ -85,13 +98,146 @@ class Ground:
             return why
         if self.shot is None:
             return None
+        if self.ipc and self.tables is not None:
+            why = _remove_ipc(self.tables)
+            if why is not None:
+                return why
         return _restore(self.roots, self.shot)
 
 
 def after_fork(ground):
-    """In a fork, at once: its own view, and its memory readable as any process's is."""
+    """In a fork, at once: its own descriptors (:func:`_privatise`), its own view, and its
+    memory readable as any process's is."""
+    _privatise(ground.known)
     _prctl(_PR_SET_DUMPABLE, 1)
     return ground.fresh()
+
+
+def open_fds():
+    """The descriptors open now (not the one that lists them: closed again, it fails fstat)."""
+    found = []  # type: list[int]
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return found
+    for name in names:
+        try:
+            os.fstat(int(name))
+        except (OSError, ValueError):
+            continue
+        found.append(int(name))
+    return found
+
+
+def _privatise(known):
+    """Every descriptor the code under test opened in the process this one was forked from
+    (its file position, its flags, a pipe's or socket's buffer are shared with that process,
+    and so with every later fork) replaced by one of this process's own: a named file or
+    folder opened again (the same file, the same position and flags, its contents put back
+    after the test with the folders'), the ends of one pipe by the ends of a new pipe (empty),
+    anything else (a socket, an event, a memory file, a file no longer named) by
+    ``/dev/null``."""
+    pipes = {}  # type: dict
+    for fd in open_fds():
+        if fd in known:
+            continue
+        try:
+            st = os.fstat(fd)
+            kind = stat.S_IFMT(st.st_mode)
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL) & (3 | os.O_APPEND | os.O_NONBLOCK)
+            if kind == stat.S_IFIFO:
+                pipes.setdefault((st.st_dev, st.st_ino), []).append((fd, flags))
+                continue
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if kind in (stat.S_IFREG, stat.S_IFDIR) and target.startswith("/") and not (
+                    target.endswith(" (deleted)") or target.startswith("/memfd:")):
+                own = os.open(f"/proc/self/fd/{fd}", flags | os.O_CLOEXEC)
+                os.lseek(own, os.lseek(fd, 0, os.SEEK_CUR), os.SEEK_SET)
+            else:
+                own = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+            _replace(fd, own, None)
+        except OSError:
+            _replace(fd, None, None)
+    for ends in pipes.values():
+        read, write = os.pipe()
+        for fd, flags in ends:
+            _replace(fd, read if flags & 3 == os.O_RDONLY else write, flags & os.O_NONBLOCK)
+        os.close(read)
+        os.close(write)
+
+
+def _replace(fd, own, nonblocking):
+    """``fd`` made a copy of ``own`` (closed after, unless a pipe's end), as inheritable as it
+    was; None: of ``/dev/null``."""
+    try:
+        inheritable = os.get_inheritable(fd)
+        if own is None:
+            own = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+            nonblocking = None
+        os.dup2(own, fd, inheritable=inheritable)
+        if nonblocking is not None:
+            os.set_blocking(fd, not nonblocking)
+        else:
+            os.close(own)
+    except OSError:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _shared_mappings():
+    """The writable shared mappings of this process (a fork shares their pages with it)."""
+    found = []  # type: list[str]
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) > 1 and fields[1][1:2] == b"w" and fields[1][3:4] == b"s":
+                    found.append(fields[5].strip().decode("utf-8", "replace") if len(fields) > 5
+                                 else "anonymous")
+    except OSError:
+        pass
+    return ", ".join(found[:3])
+
+
+_IPC = (("shm", "shmctl"), ("sem", "semctl"), ("msg", "msgctl"))
+
+
+def _ipc_tables():
+    """Every System V IPC object now: (table, id) -> its line (which moves with any use)."""
+    found = {}  # type: dict
+    for table, _call in _IPC:
+        try:
+            with open("/proc/sysvipc/" + table, "rb") as listing:
+                lines = listing.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 1:
+                found[(table, int(fields[1]))] = line
+    return found
+
+
+def _remove_ipc(before):
+    """Remove the System V IPC objects a test's process made; None, or why not all is back
+    (an object that was there before and was used: its contents cannot be put back)."""
+    now = _ipc_tables()
+    if now == before:
+        return None
+    for (table, number), line in now.items():
+        if (table, number) in before:
+            if before[(table, number)] != line:
+                return f"a test used a System V {table} object made before it"
+            continue
+        try:
+            call = getattr(_libc(), dict(_IPC)[table])
+            if (call(number, 0, 0, 0) if table == "sem" else call(number, 0, None)) != 0:
+                return f"a test left a System V {table} object that cannot be removed"
+        except (ImportError, OSError, AttributeError):
+            return f"a test left a System V {table} object that cannot be removed"
+    return None
 
 
 def hold_signals():
@@ -115,13 +261,17 @@ def drop_signals(mask):
 _LIBC = []  # type: list
 
 
+def _libc():
+    if not _LIBC:
+        import ctypes  # deferred: only a process that forks tests needs it
+
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
 def _prctl(option, value):
     try:
-        if not _LIBC:
-            import ctypes  # deferred: only a process that forks tests needs it
-
-            _LIBC.append(ctypes.CDLL(None, use_errno=True))
-        _LIBC[0].prctl(option, value, 0, 0, 0)
+        _libc().prctl(option, value, 0, 0, 0)
     except (ImportError, OSError, AttributeError):
         pass  # not Linux: forks still isolate memory; strays are not adopted
 

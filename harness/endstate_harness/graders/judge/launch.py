@@ -21,9 +21,16 @@ JUDGE_MODULE = "endstate_harness.graders.judge.main"
 """The judge process's module (``python -m``), and the key of its warm interpreter."""
 
 
-def child_command(python: str) -> list[str]:
+PRIVATE_TMP = "private-tmp"
+"""The child's argument saying that its ``/tmp`` and its IPC tables are the sandbox's own (the
+walls', a container's), so that what a test left there is removed after it; the harness says
+so, since nothing the child can see tells a private ``/tmp`` from the host's."""
+
+
+def child_command(python: str, private_tmp: bool = False) -> list[str]:
     """The argv of the judge's child in the sandbox (the code under test runs in it)."""
-    return [python, "-s", "-S", "-B", "-c", child_source()]
+    return [python, "-s", "-S", "-B", "-c", child_source(),
+            *((PRIVATE_TMP,) if private_tmp else ())]
 
 
 def judge_argv(config_json: str) -> list[str]:

@@ -22,7 +22,7 @@ from endstate_harness.graders.judge.finder import install
 from endstate_harness.graders.judge.isolation import isolating
 from endstate_harness.graders.judge.leftovers import Leftovers
 from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
-from endstate_harness.graders.judge.remote import Conversation
+from endstate_harness.graders.judge.remote import Conversation, NotIsolated
 from endstate_harness.graders.judge.trusted import TrustedFiles
 from endstate_harness.graders.judge.witness import (
     Tally,
@@ -136,7 +136,7 @@ class _Collector(unittest.TestResult):
         self._rejected()
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:
-        refused = isinstance(err[1], PlainValuesOnly | JudgeOverrun)
+        refused = isinstance(err[1], PlainValuesOnly | JudgeOverrun | NotIsolated)
         self._add(test, "failed" if refused else "error", self._format(err), err)
         self._rejected()
 
@@ -152,7 +152,7 @@ class _Collector(unittest.TestResult):
 
     def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
         if err is not None:
-            failed = (test.failureException, PlainValuesOnly, JudgeOverrun)
+            failed = (test.failureException, PlainValuesOnly, JudgeOverrun, NotIsolated)
             kind = "failed" if issubclass(err[0], failed) else "error"
             self._add(subtest, kind, self._format(err), err)
             self._rejected()

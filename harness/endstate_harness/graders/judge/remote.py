@@ -35,6 +35,13 @@ class ChildGone(RuntimeError):
     """The child process exited, crashed, hung or broke the protocol."""
 
 
+class NotIsolated(BaseException):
+    """The child could not give a test a process that no other test reached (the code under
+    test left a thread or shared memory where the tests are forked from): this test and every
+    later one fail. A ``BaseException``, so that no ``except Exception`` in a test (or an
+    ``assertRaises(TypeError)``) turns the refusal into a pass."""
+
+
 MAX_CLASSES = 4096
 """Most classes of the child one conversation mirrors."""
 MAX_BASES = 8
@@ -76,6 +83,7 @@ class Conversation:
         :mod:`endstate_harness.graders.judge.isolation`), each True once the child made it. A
         fork is made when its first request goes out: a test that calls nothing costs none."""
         self.forks = 0
+        self.refused: str | None = None
 
     # --- isolation --------------------------------------------------------------------
 
@@ -139,10 +147,16 @@ class Conversation:
         from the process of the innermost scope (forked first, if need be).
 
         Reading the answer and rebuilding its value share one deadline: the call's."""
+        if self.refused:
+            raise NotIsolated(self.refused)
         if self.gone:
             raise ChildGone(self.gone)
         if self.scopes and not self.scopes[-1] and op not in _CONTROL:
-            self._fork_scope()
+            try:
+                self._fork_scope()
+            except BoundaryError as exc:  # the child said why it cannot
+                self.refused = self.gone = f"the tests cannot be isolated: {exc}"[:2000]
+                raise NotIsolated(self.refused) from None
         return self._request(op, **fields)
 
     def _request(self, op: str, **fields: Any) -> Any:
