@@ -13,12 +13,17 @@ finds that the sample did not. Then, for the default run, one line per task: mut
 run, killed, survived, and sampled out (a line whose first mutants all died runs no more of its
 mutants: ``endstate_author/prove/checks/mutants.py``).
 
-    .venv/bin/python bench/mutants.py [SUITE] [--sandbox local|docker]
+``--without-holdout`` proves a copy of the suite with every task's holdout removed, so that only
+the visible tests judge the mutants: the weak tasks an author most needs prove for, where the
+survivors show what the operators (and the sampling of a line by its first mutants) find.
+
+    .venv/bin/python bench/mutants.py [SUITE] [--sandbox local|docker] [--without-holdout]
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -53,8 +58,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", nargs="?", default=str(ROOT / "tasks"))
     parser.add_argument("--sandbox", default="local", choices=("local", "docker"))
+    parser.add_argument("--without-holdout", action="store_true",
+                        help="prove a copy of the suite without its holdouts")
     args = parser.parse_args()
-    common = [args.suite, "--sandbox", args.sandbox, "--no-cache"]
+    with tempfile.TemporaryDirectory(prefix="endstate-bench-weak-") as weak:
+        suite = args.suite
+        if args.without_holdout:
+            suite = str(Path(weak) / "suite")
+            shutil.copytree(args.suite, suite, symlinks=True)
+            for holdout in Path(suite).glob("*/holdout"):
+                shutil.rmtree(holdout)
+        _bench(suite, args.sandbox, args.without_holdout)
+
+
+def _bench(suite: str, sandbox: str, weak: bool) -> None:
+    common = [suite, "--sandbox", sandbox, "--no-cache"]
     lines = []
     tasks: list[str] = []
     for label, extra in (("every mutant (default)", []), ("--mutants 12 (old default)",
@@ -64,7 +82,8 @@ def main() -> None:
         lines.append(_line(label, seconds, rc, report))
         if not extra:
             tasks = _per_task(report)
-    print(f"suite: {args.suite}, sandbox {args.sandbox}, full prove, no cache")
+    what = " without its holdouts" if weak else ""
+    print(f"suite: {suite}{what}, sandbox {sandbox}, full prove, no cache")
     for line in lines:
         print(line)
     print("every mutant (default), per task:")
