@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -89,6 +90,10 @@ class DirectoryWorkspace:
     each command in its own process group with a clean environment and kills the whole
     group on timeout, so a runaway command leaves no orphans.
     """
+
+    python = sys.executable or "python3"
+    """What runs grep's program here: this interpreter (its commands run on this machine
+    anyway), not a ``python3`` on PATH that may be a slow shim."""
 
     def __init__(self, root: Path) -> None:
         if not root.is_dir():
@@ -325,7 +330,8 @@ def _shipped(workspace: Workspace, request: dict[str, Any], timeout_s: float) ->
     """Run :mod:`confined` as a program through the workspace's own shell: behind the
     sandbox's walls, with its deadline; a call that does not finish in time is killed and
     answered as an error."""
-    command = shlex.join(["python3", "-s", "-S", "-c", _program(), json.dumps(request)])
+    python = getattr(workspace, "python", "python3")
+    command = shlex.join([python, "-s", "-S", "-c", _program(), json.dumps(request)])
     result = workspace.run(command, timeout_s=timeout_s)
     tool = request["op"]
     if result.timed_out:
