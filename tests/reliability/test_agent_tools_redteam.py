@@ -216,6 +216,9 @@ def _run(kind: str, tmp_path: Path, image: str | None = None) -> None:
     for target in [*TARGETS, *SPECIAL]:
         answers = by_path.get(target, [])
         assert len(answers) == 3 and all(a["is_error"] for a in answers), (target, answers)
+    found = by_path["HOLDOUT|SOLUTION|SECRET|sk-|CMDLINE|chunk"]
+    assert all(not a["is_error"] and "chunker/core.py:1:def chunk" in a["content"]
+               for a in found), found  # grep ran, where the agent's shell runs
     redos = by_path["(a+)+$"][0]
     assert redos["is_error"] and "did not finish" in redos["content"], redos
     # the special files' step and the backtracking grep: each ends at once / at its deadline
