@@ -67,7 +67,7 @@ def test_a_reused_container_starts_from_a_fresh_tree_and_clean_writable_places(
         assert sorted(p.name for p in (second.live / "pkg").iterdir()) == ["a.py"]
         assert second.read_text("pkg/a.py") == "X = 1\n"
         listing = second.run("ls -A /tmp /dev/shm; ls /work/pkg; cat pkg/a.py").stdout
-        assert listing.split() == ["/dev/shm:", "/tmp:", ".endstate-keeper", "a.py", "X", "=", "1"]
+        assert listing.split() == ["/dev/shm:", "/tmp:", "a.py", "X", "=", "1"]
         # nothing of the first sandbox's scratch is left on the host either
         assert sorted(p.name for p in second.scratch.iterdir()) == ["home", "live"]
     assert pool.created == 1 and pool.reused == 1

@@ -238,7 +238,7 @@ def test_class4_a_fifo_is_a_failure_not_an_error(backend: str, task: Path) -> No
 
 
 def test_class4_a_killed_container_is_a_failure(task: Path, docker_image: str) -> None:
-    payload = "import os, signal\nos.system('kill -9 $(cat /tmp/.endstate-keeper)')\n"
+    payload = "import os, signal\nos.system('kill -9 1')\n"  # the keeper ignores it now
     box = DockerSandbox(task / "fixture", image=docker_image, pull=False)
     with box:
         box.write_text("pkg/__init__.py", payload)

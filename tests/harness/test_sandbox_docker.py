@@ -146,8 +146,8 @@ def test_timeout_and_background_leftovers_are_killed(fixture_tree: Path, docker_
         quick = sb.run("sleep 60 & echo started")
         assert quick.ok and quick.stdout == "started\n"
         procs = sb.run("cat /proc/[0-9]*/comm")
-        assert "sleep" in procs.stdout.split()  # PID 1 holds the container open ...
-        assert procs.stdout.split().count("sleep") == 1  # ... and nothing else lingers
+        assert procs.stdout.split().count("sleep") == 0  # nothing lingers
+        assert sb.run("cat /proc/1/comm").stdout == "python3\n"  # the keeper holds it open
         assert sb.run("exit 7").exit_code == 7
 
 
@@ -302,15 +302,16 @@ def test_sandboxes_run_in_parallel_threads(fixture_tree: Path, docker_image: str
 
 def test_setsid_children_are_swept_too(fixture_tree: Path, docker_image: str) -> None:
     # setsid takes the child out of timeout(1)'s group; the sweep after the command (every
-    # process but init and the keeper) still ends it, on timeout and on a normal end.
+    # process but the keeper, process 1, and the runner's) still ends it, on timeout and on a
+    # normal end.
     with DockerSandbox(fixture_tree, image=docker_image) as sb:
         sb.watchdog_grace_s = 2.0
         began = time.monotonic()
         result = sb.run("setsid sleep 60 & sleep 60", timeout_s=1)
         assert result.timed_out and time.monotonic() - began < 15
-        assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 1
+        assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 0
         assert sb.run("setsid sleep 60 & echo started").stdout == "started\n"
-        assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 1
+        assert sb.run("cat /proc/[0-9]*/comm").stdout.split().count("sleep") == 0
 
 
 # ----------------------------------------------------------------------------- interrupts, health

@@ -17,6 +17,7 @@ PROGRAMS: dict[str, tuple[Path, ...]] = {
     "unittest_runner": (_HERE / "unittest_runner.py",),
     "zygote": (_HERE / "fence.py", _HERE / "zygote.py"),
     "box_runner": (_HERE / "box.py", _HERE / "box_zygote.py", _HERE / "box_runner.py"),
+    "keeper": (_HERE / "keeper.py",),
     "judge_child": (_WIRE, _HERE / "judge_scope.py", _HERE / "judge_warm.py",
                     _HERE / "judge_child.py"),
 }

@@ -8,8 +8,11 @@ import os
 import signal
 import time
 
-_KEEPER_FILE = "/tmp/.endstate-keeper"
-"""Where the keeper (the process holding the container open) wrote its pid."""
+_KEEPER = 1
+"""The keeper is process 1 of the container (:mod:`endstate_harness.inside.keeper`): every
+sweep spares it by that number, which no process of the container can take. What else a sweep
+spares (this runner, its zygotes) the runner holds in its own memory; nothing is read from a
+file, since every file a command can reach it can also write."""
 
 _LIBC = []  # type: list[ctypes.CDLL]
 
@@ -85,27 +88,13 @@ def _empty(top):
     clear(top)
 
 
-def _reset(keeper, own):
-    """Kill everything but init, the keeper and the runner's own until nothing else is left
-    (zombies are reaped by init), empty the writable places, restore the keeper file, remove
-    IPC objects; then the digest (None: something would not go)."""
-    spared = {1, keeper, *own}
-    for _ in range(2000):
-        left = _others(spared)
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.0005)
-    else:
+def _reset(own):
+    """End everything but the keeper and the runner's own (:func:`_end_others`), empty the
+    writable places, remove IPC objects; then the digest (None: something would not go)."""
+    if not _end_others(own):
         return None
     for top in _WRITABLE:
         _empty(top)
-    with open(_KEEPER_FILE, "w") as f:
-        f.write(f"{keeper}\n")
     libc = _LIBC[0]
     for table, call in _IPC:
         try:
@@ -122,53 +111,47 @@ def _reset(keeper, own):
     return _digest()
 
 
-def _spared(own):
-    """Init, the keeper (when its file can be read, as the shell wrapper reads it; else
-    None: then nothing is swept, as the wrapper sweeps nothing) and ``own`` (the runner's
-    pids)."""
-    try:
-        with open(_KEEPER_FILE) as f:
-            keeper = int(f.readline().strip())
-    except (OSError, ValueError):
-        return None
-    return {1, keeper, *own}
-
-
-def _others(spared):
+def _alive_others(spared):
+    """The processes of the container that are not spared and can still run (a zombie ran
+    its last instruction; the keeper reaps it)."""
     out = []
     for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in spared:
+        if not name.isdigit() or int(name) in spared:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rpartition(b")")[2].split()[:1]
+        except OSError:
+            continue  # gone
+        if state and state[0] not in (b"Z", b"X"):
             out.append(int(name))
     return out
 
 
-def _sweep_and_settle(own):
-    """Kill every process but the spared ones, then wait (up to ~1 s) until none is left
-    alive (zombies excepted): the wrapper's sweep and settle."""
-    spared = _spared(own)
-    if spared is None:
-        return
-    for pid in _others(spared):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    pause, waited = 0.0005, 0.0
-    while waited < 1.0:
-        alive = False
-        for pid in _others(spared):
+_END_S = 2.0
+"""How long ending everything may take before it is reported as failed."""
+
+
+def _end_others(own):
+    """Kill every process of the container but the keeper and ``own`` (the runner's pids, from
+    its memory), and look again until a look finds none that can run: one that was forking
+    while the last look went by is caught by the next (a process with SIGKILL pending forks no
+    more). True once none is left; False when some still run after :data:`_END_S` (the host
+    then freezes the container before it acts on the tree)."""
+    spared = {_KEEPER, *own}
+    pause, deadline = 0.0005, time.monotonic() + _END_S
+    while True:
+        left = _alive_others(spared)
+        if not left:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        for pid in left:
             try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    state = f.read().rpartition(b")")[2].split()[:1]
+                os.kill(pid, signal.SIGKILL)
             except OSError:
-                continue
-            if state and state[0] not in (b"Z", b"X"):
-                alive = True
-                break
-        if not alive:
-            return
+                pass
         time.sleep(pause)  # SIGKILL lands within a few milliseconds: look soon, then less often
-        waited += pause
         pause = min(pause * 2, 0.02)
 
 

@@ -19,13 +19,18 @@ holds them) before they are closed on it."""
 
 _zygotes = {}  # type: dict[str, _Zygote]
 
+_KEEPER_S = 10.0
+"""How long the keeper may take to make itself non-dumpable, under load, before the runner
+says it is not (the host then freezes the container whenever it acts on the tree)."""
+
 if "_reset" not in globals():  # for linters; shipped, the other parts' text comes first
     from endstate_harness.inside.box import (
+        _KEEPER,
         _digest,
+        _end_others,
         _kill_group,
         _nondumpable,
         _reset,
-        _sweep_and_settle,
     )
     from endstate_harness.inside.box_zygote import _Zygote
 
@@ -64,7 +69,9 @@ def _send_json(kind, value):
 
 
 def _own_pids():
-    """This runner and its zygotes: what a sweep spares besides init and the keeper."""
+    """This runner and its zygotes: what a sweep spares besides the keeper (process 1). Held
+    in this process's memory only (a zygote that ended is reaped here by ``alive``, so its
+    number can never be another's while it is spared)."""
     pids = [os.getpid()]
     pids.extend(z.pid for z in _zygotes.values() if z.alive())
     return pids
@@ -158,6 +165,8 @@ class _Command:
 
 
 def _with_spared(req):
+    """The request's argv with the runner's own pids at ``spare_arg`` (the wrapper's sweep
+    spares them); they come from this runner's memory, never from the request's text."""
     argv = list(req["argv"])
     index = req.get("spare_arg")
     if type(index) is int and 0 <= index < len(argv):
@@ -201,6 +210,9 @@ class _Fresh(_Command):
             except subprocess.TimeoutExpired:
                 pass
         if self.ended is None and self.proc.poll() is not None:
+            # The wrapper swept already, unless the command stopped or killed it (it may
+            # trace the wrapper, never this runner): sweep again, from this memory.
+            _end_others(_own_pids())
             self.ended = time.monotonic()
         if self.ended is None or (self.open and time.monotonic() < self.ended + _DRAIN_S):
             return None
@@ -249,7 +261,7 @@ class _Warm(_Command):
         command of the shell wrapper."""
         sel.unregister(self.pidfd)
         _kill_group(self.pid)
-        _sweep_and_settle(_own_pids())
+        _end_others(_own_pids())
         self.ended = time.monotonic()
 
     def timeout(self):
@@ -316,7 +328,7 @@ def _serve():
             if tag == b"host":
                 data = os.read(key.fd, 1 << 16)
                 if not data:  # the host is gone: so is whatever it started
-                    _sweep_and_settle(_own_pids())
+                    _end_others(_own_pids())
                     return
                 if key.fd == _IO[0]:
                     inbox.extend(data)
@@ -361,14 +373,15 @@ def _serve():
                     _send_json(b"Z", {"ok": False, "error": str(exc)})
             elif kind == b"P":
                 _send(b"P", b"")  # alive, and not paused: a paused container cannot answer
-            elif kind == b"K":
-                _sweep_and_settle(_own_pids())
+            elif kind == b"K":  # kill every process but the spared ones
+                quiet = _end_others(_own_pids())
+                if payload == b"ack":  # the host acts on the tree next: it waits for this
+                    _send_json(b"K", {"quiet": quiet})
             elif kind == b"D":
                 _send_json(b"D", {"digest": _digest()})
             elif kind == b"Q":
                 try:
-                    keeper = int(json.loads(payload)["keeper"])
-                    _send_json(b"D", {"digest": _reset(keeper, _own_pids())})
+                    _send_json(b"D", {"digest": _reset(_own_pids())})
                 except (OSError, ValueError, TypeError, KeyError) as exc:
                     _send_json(b"D", {"digest": None, "error": str(exc)})
             elif run is None:
@@ -384,6 +397,24 @@ def _serve():
                 run = None
 
 
+def _keeper():
+    """Whether process 1 is the keeper, non-dumpable (so nothing a command does can take it
+    over), waiting a moment for it: it is started with the container, and makes itself so
+    before anything of a command runs. Its environment is unreadable to this uid then."""
+    deadline = time.monotonic() + _KEEPER_S
+    while True:
+        try:
+            with open(f"/proc/{_KEEPER}/environ", "rb"):
+                pass
+        except PermissionError:
+            return True
+        except OSError:
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+
+
 def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -392,7 +423,7 @@ def main():
         sys.stderr.write(f"endstate agent: {exc}\n")
         sys.exit(3)
     conn = _connect(sys.argv[1] if len(sys.argv) > 1 else "")
-    _send_json(b"H", {"pid": os.getpid(), "environ": dict(os.environ),
+    _send_json(b"H", {"pid": os.getpid(), "environ": dict(os.environ), "keeper": _keeper(),
                       "sh": os.path.basename(os.path.realpath("/bin/sh")),
                       "pidfd": hasattr(os, "pidfd_open"), "socket": conn is not None})
     if conn is not None:

@@ -202,13 +202,12 @@ class DockerChannel(Channel):
                 return
             self._closed = True
             try:
-                # Input closed, the child ends and the wrapper sweeps what it left; only when
-                # the exec does not end by itself is the container swept from outside.
+                # Input closed, the child ends and the wrapper sweeps what it left; the
+                # container is swept from an exec of its own as well, since the child may
+                # have killed or traced its wrapper (a shell of its uid).
                 self.close_input()
                 self._reader.join(CHANNEL_DRAIN_S)
-                ended = not self._reader.is_alive()
                 close_socket(self._sock)
-                if not ended:
-                    self._sweep()
+                self._sweep()
             finally:
                 self._lock.release()

@@ -23,7 +23,6 @@ from endstate_harness.sandbox.base import (
     OUTPUT_CAP_BYTES,
     ExecResult,
     SandboxError,
-    TreeSandbox,
     cap_output,
     defer_signals,
 )
@@ -35,8 +34,6 @@ from endstate_harness.sandbox.docker.daemon import (
     CONTAINER_PATH,
     DEFAULT_IMAGE,
     IMAGE_ENV,
-    KEEPER_ARGV,
-    KEEPER_FILE,
     LABEL,
     LOCAL_IMAGE,
     NAME_PREFIX,
@@ -51,6 +48,7 @@ from endstate_harness.sandbox.docker.daemon import (
     connect,
     default_image,
     docker_available,
+    keeper_argv,
     kill_all_processes,
     no_timeout,
     remove_stray_containers,
@@ -60,13 +58,13 @@ from endstate_harness.sandbox.docker.daemon import (
 )
 from endstate_harness.sandbox.docker.runner import Agent, AgentGone, agent_enabled, start_agent
 from endstate_harness.sandbox.docker.runner_socket import SocketOffer, offer_socket
+from endstate_harness.sandbox.docker.still import StillSandbox
 
 __all__ = [
     "API_TIMEOUT_S",
     "CONTAINER_PATH",
     "DEFAULT_IMAGE",
     "IMAGE_ENV",
-    "KEEPER_FILE",
     "LABEL",
     "LOCAL_IMAGE",
     "NAME_PREFIX",
@@ -86,8 +84,10 @@ __all__ = [
 ]
 
 
-class DockerSandbox(TreeSandbox):
-    """A :class:`TreeSandbox` whose commands run in a locked-down container (module docstring).
+class DockerSandbox(StillSandbox):
+    """A :class:`TreeSandbox` whose commands run in a locked-down container (module docstring);
+    the host reads or writes its live tree only while nothing of it but the trusted processes
+    runs (:class:`~endstate_harness.sandbox.docker.still.StillSandbox`).
 
     Args:
         fixture: the task's fixture folder (read, never modified).
@@ -96,7 +96,9 @@ class DockerSandbox(TreeSandbox):
         mem_limit: memory cap (swap included: ``memswap_limit`` is set to the same value).
         pids_limit: most processes alive at once in the container.
         pull: pull the image when it is not present locally.
-        init: run Docker's init as PID 1 so orphans are reaped.
+        init: kept for callers: process 1 is always the toolkit's keeper
+            (:mod:`endstate_harness.inside.keeper`), which reaps orphans as Docker's init did
+            and, unlike it, cannot be traced by a command (so a sweep may spare it).
         scratch_root, default_timeout_s, output_cap: as for :class:`LocalSandbox`.
     """
 
@@ -130,6 +132,9 @@ class DockerSandbox(TreeSandbox):
         self._agent: Agent | None = None
         """The runner inside the container (:mod:`endstate_harness.sandbox.docker.runner`) that
         starts commands without an exec each; None: every command is an exec."""
+        self._run_lock_owner: int | None = None
+        """The thread that holds the command lock to open a channel (whose refresh must not
+        wait for that lock: :func:`~endstate_harness.sandbox.docker.still.held_still`)."""
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -162,10 +167,10 @@ class DockerSandbox(TreeSandbox):
                 self.container_name = name
                 ctr = client.containers.create(
                     self.image,
-                    KEEPER_ARGV,
+                    keeper_argv(),
                     name=name,
                     detach=True,
-                    init=self.init,
+                    init=False,  # the keeper is process 1 (daemon.KEEPER_SCRIPT says why)
                     working_dir=WORKDIR,
                     mounts=mounts,
                     read_only=True,
@@ -336,11 +341,13 @@ class DockerSandbox(TreeSandbox):
         watchdog.daemon = True
         self._run_lock.acquire()  # one command at a time: the sweep must not hit another
         began = time.monotonic()
+        swept = False
         try:
             agent = self._live_agent()
             cmd = ["/bin/sh", "-c", WRAPPER, "endstate-sandbox", f"{limit:.3f}", command]
             if agent is not None:
                 code, epilogue = self._run_by_agent(agent, command, cmd, limit, watchdog, keep)
+                swept = code is not None  # the runner swept before it said how it ended
             else:
                 exec_id = api.exec_create(
                     cid,
@@ -365,7 +372,14 @@ class DockerSandbox(TreeSandbox):
             raise SandboxError(f"command could not run in the container: {why}") from None
         finally:
             watchdog.cancel()
-            self._run_lock.release()
+            try:
+                if not swept:
+                    # The wrapper's own sweep runs in a shell the command may have killed or
+                    # traced: what it left is ended from an exec of its own (~80 ms; only
+                    # when there is no runner, or it was lost during the command).
+                    sweep_processes(client, cid)
+            finally:
+                self._run_lock.release()
         elapsed = time.monotonic() - began
         # timeout(1) SIGKILLs itself with the group, so a timeout shows as 137 at the limit.
         timed_out = fired.is_set() or (code == 137 and elapsed >= limit * 0.98)
@@ -419,8 +433,12 @@ class DockerSandbox(TreeSandbox):
             raise SandboxError("a channel is opened on the sealed end state: seal() first")
         self._run_lock.acquire()
         try:
-            with self._lock:
-                self._refresh_live(with_holdout=False)
+            self._run_lock_owner = threading.get_ident()
+            try:
+                with self._lock:
+                    self._refresh_live(with_holdout=False)
+            finally:
+                self._run_lock_owner = None
             cmd = ["/bin/sh", "-c", CHANNEL_WRAPPER, "endstate-sandbox", f"{limit:.3f}",
                    shlex.join(argv)]
             agent = self._live_agent()

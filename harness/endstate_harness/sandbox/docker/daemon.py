@@ -11,6 +11,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from endstate_harness import inside
 from endstate_harness.errors import SandboxError
 from endstate_harness.process.cleanup import pid_alive
 from endstate_harness.sandbox.scratch import SCRATCH_PREFIX
@@ -50,38 +51,53 @@ TMPFS_SIZE = "64m"
 writable place besides ``/work`` on an otherwise read-only root file system."""
 NAME_PREFIX = "endstate-"
 
-KEEPER_FILE = "/tmp/.endstate-keeper"
-# The process holding the container open records its pid, so the sweep below spares it.
-KEEPER_ARGV = ["/bin/sh", "-c", f"echo $$ > {KEEPER_FILE}; exec sleep infinity"]
+KEEPER_SCRIPT = (
+    'if command -v python3 >/dev/null 2>&1; then exec python3 -I -S -c "$1"; fi; '
+    'trap "" INT TERM; while :; do sleep 2147483647 & wait; done'
+)
+"""Process 1 of every sandbox container: the keeper (:mod:`endstate_harness.inside.keeper`),
+non-dumpable and reaping orphans. Every sweep spares process 1 by its number, which nothing
+in the container can take or forge; no file the code under test can write decides what is
+spared (a keeper pid read from ``/tmp`` once let a command name its own process the keeper).
+Without python3 in the image a shell reaps instead; it can be traced, so without a runner the
+host freezes the container while it acts on the live tree (``DockerSandbox._quiet``)."""
 
-# SIGKILL is delivered asynchronously: wait (up to ~1 s, shell builtins only) until no process
-# but init, the keeper and this shell is alive (zombies excepted), so that "nothing outlives the
-# command" already holds when the exec returns.
-_SETTLE = (
-    "n=0; while [ $n -lt 50 ]; do alive=; for p in /proc/[0-9]*; do p=${p#/proc/}; "
+
+def keeper_argv() -> list[str]:
+    """The container's command (Docker's own init is not used: it can be traced)."""
+    return ["/bin/sh", "-c", KEEPER_SCRIPT, "endstate-keeper", inside.program("keeper")]
+
+
+# Kill every process but process 1, this shell and the pids in $3 (the runner that started
+# it and its zygotes, if any), then look again, until a look finds none alive (zombies
+# excepted: they run nothing; the keeper reaps them) or ~2 s went by. Looking again is what
+# catches a process forked while the last look was under way; SIGKILL is delivered
+# asynchronously, so "nothing outlives the command" holds only once a look finds none.
+_SWEEP = (
+    'spared=" 1 $$ $3 "; n=0; while [ $n -lt 100 ]; do alive=; '
+    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
     'case "$spared" in *" $p "*) ;; *) st=; read -r st 2>/dev/null < "/proc/$p/stat"; '
-    'st=${st##*) }; case "$st" in ""|Z*|X*) ;; *) alive=1;; esac;; esac; done; '
+    'st=${st##*) }; case "$st" in ""|Z*|X*) ;; *) alive=1; kill -s KILL "$p" 2>/dev/null;; '
+    "esac;; esac; done; "
     '[ -z "$alive" ] && break; n=$((n+1)); sleep 0.02; done'
 )
 
-# Once the command ($pid) ended: kill its group, sweep, settle, exit with its status. Spared:
-# init, the keeper, this shell and the pids in $3 (the runner that started it, if any).
+# Once the command ($pid) ended: kill its group, sweep, exit with its status. Through the
+# runner, the runner sweeps again itself once this shell ended (the command could have
+# stopped or killed this shell, which it may trace: the runner it cannot).
 _AFTER_COMMAND = (
     'wait "$pid"; rc=$?; kill -s KILL -- "-$pid" 2>/dev/null; '
-    f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
-    'spared=" 1 $keeper $$ $3 "; '
-    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    'case "$spared" in *" $p "*) ;; *) kill -s KILL "$p" 2>/dev/null;; esac; done; '
-    f"{_SETTLE}; fi; "
+    f"{_SWEEP}; "
     'exit "$rc"'
 )
 
 # $1 = seconds, $2 = the command, $3 = more pids to spare (space-separated, may be empty).
 # timeout(1) puts itself and the command in a new process group
 # and on expiry SIGKILLs that whole group. Once the command ends, whatever it left running is
-# killed: first its group, then (the sweep) every process of the container but init, the keeper
-# and this shell, which also catches what left the group with setsid. Commands of one sandbox
-# are serialised, so the sweep never hits another command. Exit status: the command's.
+# killed: first its group, then (the sweep) every process of the container but process 1 (the
+# keeper), this shell and $3, which also catches what left the group with setsid. Commands of
+# one sandbox are serialised, so the sweep never hits another command. Exit status: the
+# command's.
 WRAPPER = (
     'timeout -s KILL "$1" /bin/sh -c "$2" </dev/null & pid=$!; '
     + _AFTER_COMMAND
@@ -216,21 +232,22 @@ def close_socket(sock: Any) -> None:
             pass
 
 
+END_EVERYTHING = ["/bin/sh", "-c", "kill -s KILL -- -1; " + _SWEEP]
+"""Kill every process of the container but process 1 and this shell: ``kill(-1)`` is one
+system call that reaches every process the caller may signal at once (no process can fork
+past it), then the sweep's looks until none is alive. Run as the container's uid (its root
+has no CAP_KILL, and no ``kill`` program is on every image's PATH)."""
+
+
 def sweep_processes(client: Any, container_id: str | None) -> None:
-    """Kill whatever a command left in a container: every process but init and the keeper
-    (whose pid is in :data:`KEEPER_FILE`). Never raises: a container that is gone has
-    nothing left to kill."""
+    """Kill whatever a command left in a container: every process but process 1 (the keeper)
+    and the sweeping shell itself, the runner included. Never raises: a container that is
+    gone has nothing left to kill."""
     if container_id is None or client is None:
         return
-    sweep = (
-        f"if read keeper < {KEEPER_FILE} 2>/dev/null; then "
-        "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-        'case "$p" in 1|"$keeper"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; '
-        "done; fi"
-    )
     try:
         exec_id = client.api.exec_create(
-            container_id, ["/bin/sh", "-c", sweep], user=f"{os.getuid()}:{os.getgid()}"
+            container_id, END_EVERYTHING, user=f"{os.getuid()}:{os.getgid()}"
         )["Id"]
         client.api.exec_start(exec_id)
     except DockerFailure:
@@ -238,11 +255,5 @@ def sweep_processes(client: Any, container_id: str | None) -> None:
 
 
 def kill_all_processes(client: Any, container_id: str | None) -> None:
-    """SIGKILL every process in a container but init (``kill -9 -1`` as root); never raises."""
-    if container_id is None or client is None:
-        return
-    try:
-        exec_id = client.api.exec_create(container_id, ["kill", "-9", "-1"], user="0:0")["Id"]
-        client.api.exec_start(exec_id)
-    except DockerFailure:
-        pass
+    """The watchdog's: SIGKILL every process in a container but process 1; never raises."""
+    sweep_processes(client, container_id)

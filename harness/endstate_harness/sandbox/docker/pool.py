@@ -17,7 +17,7 @@ import docker
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
 from endstate_harness.sandbox import tree
 from endstate_harness.sandbox.docker.container import DockerSandbox
-from endstate_harness.sandbox.docker.daemon import KEEPER_FILE, DockerFailure
+from endstate_harness.sandbox.docker.daemon import DockerFailure
 from endstate_harness.sandbox.docker.runner import Agent, AgentGone
 
 IDLE_S = 60.0
@@ -33,27 +33,6 @@ REUSE_ENV = "ENDSTATE_SANDBOX_REUSE"
 def reuse_enabled() -> bool:
     return os.environ.get(REUSE_ENV, "1").strip() != "0"
 
-# The state a reset must restore, as one digest: what is in /tmp and /dev, and the IPC tables.
-_DIGEST = "{ ls -lAnR --time-style=+ /tmp /dev 2>&1; ipcs 2>&1; } | md5sum"
-
-# $1 = the keeper's pid. Kill everything but init, the keeper and this shell until nothing
-# else is left (zombies are reaped by init), empty the writable places, restore the keeper
-# file, drop IPC objects, print the digest. Only for a container without a runner (which
-# resets in-process, see docker_agent_box_src), so no runner is spared here.
-_RESET = (
-    'k="$1"; n=0; while :; do left=""; '
-    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    'case "$p" in 1|"$k"|"$$") ;; *) left="$left $p";; esac; done; '
-    '[ -z "$left" ] && break; n=$((n+1)); [ "$n" -gt 2000 ] && exit 3; '
-    "kill -s KILL $left 2>/dev/null; done; "
-    "chmod -R u+rwX /tmp /dev/shm /dev/mqueue 2>/dev/null; "
-    "find /tmp /dev/shm /dev/mqueue -mindepth 1 -delete 2>/dev/null; "
-    f'echo "$k" > {KEEPER_FILE} || exit 4; ipcrm -a 2>/dev/null; ' + _DIGEST
-)
-
-_BASELINE = f"cat {KEEPER_FILE} && " + _DIGEST
-
-
 @dataclass
 class Lease:
     """A running container and its scratch folder, between two sandboxes."""
@@ -63,31 +42,18 @@ class Lease:
     container_name: str
     scratch: Path
     client: docker.DockerClient
-    keeper: str
+    agent: Agent | None
+    """The container's runner (kept with it: its commands run without an exec each). A
+    container without one is never reused: only the runner, which nothing in the container
+    can trace, can show that nothing but itself and the keeper is left."""
     baseline: str
-    agent: Agent | None = None
-    """The container's runner (kept with it: its commands run without an exec each)."""
-    agent_baseline: str | None = None
-    """The runner's digest of the same state (its resets are checked against this one)."""
+    """The runner's digest of what a reset restores, taken when the container was new (every
+    reset is checked against it)."""
     idle_since: float = field(default=0.0)
 
 
 RESET_S = 30.0
 """How long a reset may take before the container is removed instead."""
-
-
-def _exec(client: docker.DockerClient, cid: str, argv: list[str],
-          agent: Agent | None = None) -> tuple[int, str]:
-    """Run ``argv`` in the container as this uid, through its runner when it has one;
-    (exit code, output). Raises Docker errors, and :class:`AgentGone`."""
-    if agent is not None and not agent.gone:
-        return agent.call(argv, RESET_S)
-    api = client.api
-    exec_id = api.exec_create(cid, argv, user=f"{os.getuid()}:{os.getgid()}")["Id"]
-    out = api.exec_start(exec_id)
-    code = api.exec_inspect(exec_id).get("ExitCode")
-    text = out.decode("utf-8", "replace") if isinstance(out, bytes) else str(out)
-    return (-1 if code is None else int(code)), text
 
 
 class ContainerPool:
@@ -220,23 +186,17 @@ class PooledDockerSandbox(DockerSandbox):
         super().start()
         cid, client = self.container_id, self._client
         assert cid is not None and client is not None and self.container_name is not None
+        if self._agent is None:
+            return  # not reusable (see Lease.agent); works like a plain DockerSandbox
         try:
-            code, out = _exec(client, cid, ["/bin/sh", "-c", _BASELINE], self._agent)
-        except (*DockerFailure, AgentGone):
-            return  # not reusable; works like a plain DockerSandbox
-        lines = out.split()
-        if code == 0 and len(lines) >= 2 and lines[0].isdigit():
-            agent_baseline = None
-            if self._agent is not None:
-                try:
-                    agent_baseline = self._agent.digest(RESET_S)
-                except AgentGone:
-                    self._live_agent()
+            baseline = self._agent.digest(RESET_S)
+        except AgentGone:
+            self._live_agent()
+            return
+        if baseline is not None:
             self.pool.created += 1
-            self._lease = Lease(
-                self._key(), cid, self.container_name, self.scratch, client, lines[0], lines[1],
-                self._agent, agent_baseline,
-            )
+            self._lease = Lease(self._key(), cid, self.container_name, self.scratch, client,
+                                self._agent, baseline)
 
     def _close_backend(self) -> None:
         lease, self._lease = self._lease, None
@@ -259,23 +219,18 @@ class PooledDockerSandbox(DockerSandbox):
         # a command still running (closed from another thread at exit): remove, do not wait
         if not self._run_lock.acquire(timeout=1.0):
             return False
-        agent = self._live_agent()  # one that stopped goes; the reset is then an exec
+        agent = self._live_agent()  # one that stopped goes, and the container with it
         lease.agent = agent
         try:
-            if agent is not None and lease.agent_baseline is not None:
-                # the runner resets in-process (no shell, no exec): about 1 ms instead of 10
-                return agent.reset(lease.keeper, RESET_S) == lease.agent_baseline
-            code, out = _exec(
-                lease.client,
-                lease.container_id,
-                ["/bin/sh", "-c", _RESET, "endstate-reset", lease.keeper],
-            )
-        except (*DockerFailure, AgentGone):
+            if agent is None:
+                return False
+            # the runner resets in-process (no shell, no exec): about 1 ms
+            return agent.reset(RESET_S) == lease.baseline
+        except AgentGone:
             lease.agent = self._live_agent()
             return False
         finally:
             self._run_lock.release()
-        return code == 0 and out.split()[:1] == [lease.baseline]
 
     def _drop_scratch(self, scratch: Path) -> None:
         lease, self._lease = self._lease, None

@@ -108,6 +108,9 @@ class Agent:
         self.environ: dict[str, str] = dict(info.get("environ", {}))
         """The environment an exec gets in this container (the runner's own)."""
         self.sh_is_dash = info.get("sh") == "dash"
+        self.keeper_private = info.get("keeper") is True
+        """Whether process 1 is the keeper and cannot be traced (the runner looked): then
+        ending every other process leaves nothing a command could have taken over."""
         self.can_fork = bool(info.get("pidfd"))
         self._zygotes: dict[str, ZygoteShape | None] = {}
 
@@ -341,10 +344,23 @@ class Agent:
         """The digest of what a reset restores (``/tmp``, ``/dev``, the IPC tables)."""
         return self._ask_digest(b"D", b"", timeout_s)
 
-    def reset(self, keeper: str, timeout_s: float) -> str | None:
+    def reset(self, timeout_s: float) -> str | None:
         """Bring the container back to its state at creation (see ``_reset`` in the runner's
         source); the digest afterwards, or None when something would not go."""
-        return self._ask_digest(b"Q", json.dumps({"keeper": keeper}).encode(), timeout_s)
+        return self._ask_digest(b"Q", b"{}", timeout_s)
+
+    def end_others(self, timeout_s: float = PING_S) -> bool:
+        """Have the runner kill every process of the container but the keeper (process 1),
+        itself and its zygotes, and wait until none is left (``_end_others`` in its source).
+        True when it says none is left; False when some would not go. Raises
+        :class:`AgentGone` (and closes this runner) when it does not answer in time: a
+        command may have stopped it. Only while no command runs."""
+        self.send(b"K", b"ack")
+        reply = self._next(timeout_s)
+        if reply is None or reply[0] != b"K":
+            self.close()  # an answer out of turn, or none: this runner is not trusted again
+            raise AgentGone("the agent did not answer")
+        return bool(json.loads(reply[1]).get("quiet"))
 
     def _ask_digest(self, kind: bytes, payload: bytes, timeout_s: float) -> str | None:
         self.send(kind, payload)
