@@ -115,8 +115,8 @@ has (in this order), then a second of each, and so on."""
 LEADERS = 4
 """A line's first mutants: when all of them are killed the line is tested well, and its other
 mutants are sampled out (not run, never counted as survivors); when one is not, every mutant
-of the line runs. On the shipped tasks this runs 362 of 693 mutants (every mutant was 464
-before the newer operators)."""
+of the line runs. On the shipped tasks this runs 349 of the 837 mutants generated (before
+the newer operators and the sampling: 454 of 464, the rest marked equivalent)."""
 
 
 def line_order(mutants: list[Mutant]) -> list[Mutant]:
