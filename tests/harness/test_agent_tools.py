@@ -273,3 +273,39 @@ def test_a_tool_that_crashes_is_an_error_for_the_model_not_the_run(tmp_path):
     assert result.stop_reason != "error" and result.tool_calls == 1
     assert answers[0] is not None and answers[0].is_error
     assert "RecursionError" in answers[0].content
+
+
+def test_a_link_swapped_in_while_the_tools_read_is_never_followed(ws, tmp_path):
+    """A process of the agent's still running can swap a name between a file and a link out
+    between a check and an open: the tools open what they checked, so nothing leaks."""
+    import sys
+
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "outdir" / "f.txt").write_text("secret\n")
+    swap = f"""
+import os
+live, out = {str(ws.live)!r}, {str(tmp_path)!r}
+os.chdir(live)
+while True:
+    os.symlink(out + "/outside.txt", ".f.link"); os.rename(".f.link", "f.txt")
+    open(".f.real", "w").write("plain\\n"); os.rename(".f.real", "f.txt")
+    os.symlink(out + "/outdir", ".d.link"); os.rename(".d.link", "d")
+    os.unlink("d"); os.mkdir("d"); open("d/f.txt", "w").write("plain\\n")
+    os.rename("d", ".d.old"); os.unlink(".d.old/f.txt"); os.rmdir(".d.old")
+"""
+    swapper = subprocess.Popen([sys.executable, "-c", swap])
+    answers: list[str] = []
+    try:
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            for path in ("f.txt", "d/f.txt"):
+                try:
+                    answers.append(ReadTool()({"path": path}, ws))
+                except ToolError as exc:
+                    answers.append(f"error: {exc}")
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert len(answers) > 200, "the race ran too few times to mean anything"
+    assert any(a == "plain\n" for a in answers)
+    assert not [a for a in answers if "secret" in a]
