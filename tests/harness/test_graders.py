@@ -555,3 +555,17 @@ def test_a_module_name_bound_again_is_not_the_module(box: LocalSandbox) -> None:
         fresh.seal()
         plain = g.delegates_to(fresh, path="pkg/mod.py", functions=["clamp"], to="bound")
     assert plain.passed, plain.checks[0].detail
+
+
+@pytest.mark.parametrize(
+    "shadow", ["pkg/mod/__init__.py", "pkg/mod.cpython-311-x86_64-linux-gnu.so"]
+)
+def test_a_module_import_does_not_run_is_not_read(box: LocalSandbox, shadow: str) -> None:
+    """``import pkg.mod`` runs the package ``pkg/mod/`` or an extension ``pkg/mod.*.so``
+    before ``pkg/mod.py``: the source read must be the one that runs."""
+    (box.live / "pkg" / "mod.py").write_text(_DELEGATING)
+    (box.live / shadow).parent.mkdir(parents=True, exist_ok=True)
+    (box.live / shadow).write_text("def clamp(x, lo, hi):\n    return x\n")
+    box.seal()
+    verdict = g.delegates_to(box, path="pkg/mod.py", functions=["clamp"], to="_bound")
+    assert not verdict.passed and "`import` runs it, not pkg/mod.py" in verdict.checks[0].detail

@@ -148,6 +148,18 @@ def install():
         t.path: t.solution(t.path) + f"\nimport {t.companion[:-3].replace('/', '.')} as _c\n"
         + "_c.install()\n",
     },
+    "code swapped": lambda t: _module(t, f"\n{t.name}.__code__ = _legacy.__code__\n"),
+    "vars() from another module": lambda t: {
+        t.companion: t.solution(t.companion) + "\nimport time\n" + t.legacy + f"""
+
+def install():
+    import {t.module} as _m
+    globals()["RetryError"] = getattr(_m, "RetryError", None)
+    vars(_m)["{t.name}"] = _legacy
+""",
+        t.path: t.solution(t.path) + f"\nimport {t.companion[:-3].replace('/', '.')} as _c\n"
+        + "_c.install()\n",
+    },
     "utf-7 hidden statement": lambda t: {
         t.path: "# -*- coding: utf-7 -*-\n" + _plain_ascii(t.solution(t.path)) + t.legacy
         + _utf7_hidden(f"{t.name} = _legacy")

@@ -225,54 +225,101 @@ def _every_node(body: list[ast.stmt]) -> list[ast.AST]:
     return out
 
 
+REFLECTIVE_ATTRIBUTES = frozenset({
+    "__dict__", "__code__", "__globals__", "__builtins__", "__closure__", "__defaults__",
+    "__kwdefaults__", "__func__", "__getattribute__", "__setattr__", "__delattr__",
+    "__wrapped__",
+})  # fmt: skip
+"""Attributes through which code reaches a namespace or a function's code and can change
+what a name runs without binding the name (``format_usd.__code__ = other.__code__``); and
+``__class__``, written only (``self.__class__.__name__`` is everyday code)."""
+
+MODULE_LOADERS = frozenset({"import_module", "reload", "__import__"})
+"""Calls that hand back a module object by a string (``importlib.import_module(__name__)``)."""
+
+
 def written_by_name(tree: ast.Module) -> list[tuple[int, str]]:
-    """Where code of the module can write a namespace by name or run text no reader sees:
-    ``globals()``, ``vars()``, ``locals()``, ``exec``, ``eval``, ``__import__``, a
-    ``__dict__``, ``sys.modules``, a star import, ``setattr``/``delattr`` with a name that is
-    not a constant. (line, what) in source order."""
+    """Where code of the module can change what a name holds without a statement that binds
+    it, or runs text no reader sees: ``globals()``, ``vars()``, ``locals()``, ``exec``,
+    ``eval``, ``__import__``, ``importlib.import_module``/``reload``, ``sys.modules`` (by any
+    name ``sys`` is imported as), a star import, a reflective attribute
+    (:data:`REFLECTIVE_ATTRIBUTES`, read or written, also through ``getattr``), and
+    ``getattr``/``setattr``/``delattr`` with a computed name on a module object (a name an
+    import binds) or, for the last two, on anything. (line, what) in source order."""
+    nodes = _every_node(tree.body)
+    modules = {"sys"} | {a.asname or a.name.split(".")[0]
+                         for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
+                         for a in n.names}
+    sys_names = {a.asname or "sys" for n in nodes if isinstance(n, ast.Import)
+                 for a in n.names if a.name == "sys"} | {"sys"}
     found: list[tuple[int, str]] = []
-    for node in _every_node(tree.body):
+    for node in nodes:
         line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            called = node.func.id
-            if called in DYNAMIC_CALLS:
-                found.append((line, f"{called}()"))
-            elif called in ("setattr", "delattr") and not (
-                len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str)
+        if isinstance(node, ast.Call):
+            owner, _, called = dotted(node.func).rpartition(".")
+            if owner in ("", "builtins", "__builtins__", "importlib") and (
+                called in DYNAMIC_CALLS or called in MODULE_LOADERS
             ):
-                found.append((line, f"{called}() with a computed name"))
-        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
-            found.append((line, "__dict__"))
+                found.append((line, f"{called}()"))
+            elif called in ("getattr", "setattr", "delattr", "hasattr") and isinstance(
+                node.func, ast.Name
+            ):
+                why = _reflective_call(called, node.args, modules)
+                if why:
+                    found.append((line, why))
+        elif isinstance(node, ast.Attribute) and (node.attr in REFLECTIVE_ATTRIBUTES or (
+            node.attr == "__class__" and not isinstance(node.ctx, ast.Load)
+        )):
+            found.append((line, node.attr))
         elif isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(
-            node.value, ast.Name) and node.value.id == "sys":
+            node.value, ast.Name) and node.value.id in sys_names:
             found.append((line, "sys.modules"))
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             found.append((line, f"from {node.module or '.'} import *"))
-        elif isinstance(node, ast.ImportFrom) and node.module == "sys" and any(
-            a.name == "modules" for a in node.names
+        elif isinstance(node, ast.ImportFrom) and node.module in ("sys", "importlib") and any(
+            a.name in ("modules", "import_module", "reload") for a in node.names
         ):
-            found.append((line, "sys.modules"))
+            found.append((line, f"from {node.module} import {node.names[0].name}"))
     return sorted(found)
+
+
+def _reflective_call(called: str, args: list[ast.expr], modules: set[str]) -> str:
+    if len(args) < 2:
+        return ""
+    name = args[1].value if isinstance(args[1], ast.Constant) else None
+    if isinstance(name, str):
+        return f"{called}() of {name}" if name in REFLECTIVE_ATTRIBUTES else ""
+    if called in ("setattr", "delattr"):
+        return f"{called}() with a computed name"
+    owner = args[0]
+    if isinstance(owner, ast.Name) and owner.id in modules:
+        return f"{called}() with a computed name on the module {owner.id}"
+    return ""
 
 
 def attribute_writes(tree: ast.Module, name: str) -> list[int]:
     """Lines where code of the module writes or deletes an attribute called ``name`` on any
     object (``Class.name = ...``, ``module.name = ...``, ``self.name = ...``,
     ``setattr(x, "name", ...)``): each can replace the function of that name."""
-    lines: list[int] = []
+    return written_attributes(tree).get(name, [])
+
+
+def written_attributes(tree: ast.Module) -> dict[str, list[int]]:
+    """Every attribute name the module's code writes or deletes (see
+    :func:`attribute_writes`), with the lines, in order."""
+    out: dict[str, list[int]] = {}
     for node in _every_node(tree.body):
-        if isinstance(node, ast.Attribute) and node.attr == name and not isinstance(
-            node.ctx, ast.Load
-        ):
-            lines.append(node.lineno)
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            out.setdefault(node.attr, []).append(node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
             "setattr", "delattr"
-        ) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and (
-            node.args[1].value == name
+        ) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(
+            node.args[1].value, str
         ):
-            lines.append(node.lineno)
-    return sorted(lines)
+            out.setdefault(node.args[1].value, []).append(node.lineno)
+    for lines in out.values():
+        lines.sort()
+    return out
 
 
 def unknown_decorator(

@@ -25,6 +25,7 @@ from endstate_harness.graders.pysource import (
     scope_bindings,
     sole_definition,
     unknown_decorator,
+    written_attributes,
     written_by_name,
 )
 from endstate_harness.sandbox.base import Sandbox
@@ -136,6 +137,9 @@ def _read_module(sandbox: Sandbox, path: str) -> _Source:
     text, refused = python_text(sandbox.read_text(rel), rel)
     if refused:
         return _Source(rel, error=refused)
+    shadow = _shadowed(sandbox, rel)
+    if shadow:
+        return _Source(rel, error=shadow)
     try:
         tree = pyast.parse(text, filename=rel)
     except (SyntaxError, ValueError) as exc:
@@ -144,27 +148,71 @@ def _read_module(sandbox: Sandbox, path: str) -> _Source:
     return _Source(rel, tree, names=scope_bindings(tree.body), dynamic=written_by_name(tree))
 
 
+def _shadowed(sandbox: Sandbox, rel: str) -> str:
+    """Why ``import`` of ``rel``'s module runs another file: a package of the same name
+    (``money/format/__init__.py`` beats ``money/format.py``) or an extension module (a
+    ``.so`` is found before the source); "" when it runs ``rel``."""
+    if not rel.endswith(".py") or rel.endswith("/__init__.py") or rel == "__init__.py":
+        return ""
+    base = rel[:-3]
+    folder, _, stem = base.rpartition("/")
+    if sandbox.exists(f"{base}/__init__.py"):
+        return f"{base}/ is a package ({base}/__init__.py): `import` runs it, not {rel}"
+    for other in sandbox.changed_paths():
+        where, _, leaf = other.rpartition("/")
+        if other.startswith(f"{base}/__init__."):
+            return f"{base}/ is a package ({other}): `import` runs it, not {rel}"
+        if where == folder and leaf.startswith(stem + ".") and leaf.endswith((".so", ".pyd")):
+            return f"{other} is an extension module of that name: `import` runs it, not {rel}"
+    return ""
+
+
 def _rebound_elsewhere(sandbox: Sandbox, source: _Source, name: str) -> str:
     """Why another module of the end state may replace ``name`` of ``source`` when it runs:
     it is Python the interpreter decodes otherwise than as UTF-8 (what it does cannot be
-    read), or it writes an attribute of that name (``money.format.format_usd = ...``)."""
+    read), it writes an attribute of that name (``money.format.format_usd = ...``), or it
+    reaches names at run time (``vars(module)[...]``, ``setattr`` with a computed name)."""
     for rel, text in sorted(sandbox.end_state_files().items()):
         if rel == source.path or not is_python(rel):
             continue
-        decoded, refused = python_text(text, rel)
+        refused, dynamic, attributes = _summary(rel, text)
         if refused:
             return f"another module of the end state cannot be read: {refused}"
-        if name not in decoded:
-            continue
-        try:
-            tree = pyast.parse(decoded, filename=rel)
-        except (SyntaxError, ValueError):
-            continue  # a module that does not parse runs nothing
-        lines = attribute_writes(tree, name)
-        if lines:
-            return (f"{rel} writes an attribute named {name} (line {lines[0]}): it can "
-                    f"replace the function of {source.path} when it runs")
+        if name in attributes:
+            return (f"{rel} writes an attribute named {name} (line {attributes[name][0]}): it "
+                    f"can replace the function of {source.path} when it runs")
+        if dynamic:
+            line, what = dynamic[0]
+            return (f"{rel} reaches names at run time ({what}, line {line}): it can replace "
+                    f"{name} of {source.path} when it runs, which the source does not say")
     return ""
+
+
+_Summary = tuple[str, list[tuple[int, str]], dict[str, list[int]]]
+_SUMMARIES: dict[tuple[str, str], _Summary] = {}
+"""What :func:`_rebound_elsewhere` needs of a module, by its path and text: prove grades
+every mutant of a task, and all but one module of each end state are the same."""
+
+
+def _summary(rel: str, text: str) -> _Summary:
+    """(why the module is refused or "", where it reaches names at run time, the attribute
+    names it writes)."""
+    key = (rel, text)
+    found = _SUMMARIES.get(key)
+    if found is None:
+        decoded, refused = python_text(text, rel)
+        found = (refused, [], {})
+        if not refused:
+            try:
+                tree = pyast.parse(decoded, filename=rel)
+            except (SyntaxError, ValueError):
+                tree = None  # a module that does not parse runs nothing
+            if tree is not None:
+                found = ("", written_by_name(tree), written_attributes(tree))
+        if len(_SUMMARIES) >= 512:
+            _SUMMARIES.clear()
+        _SUMMARIES[key] = found
+    return found
 
 
 def _delegation_problem(
