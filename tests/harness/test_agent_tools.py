@@ -309,3 +309,29 @@ while True:
     assert len(answers) > 200, "the race ran too few times to mean anything"
     assert any(a == "plain\n" for a in answers)
     assert not [a for a in answers if "secret" in a]
+
+
+def test_grep_program_imports_nothing_from_the_tree(ws, tmp_path):
+    """grep's program runs with the agent's tree as its working folder: a planted module
+    named like one it imports must not run in its place."""
+    marker = tmp_path / "imported"
+    for name in ("re", "json", "stat", "fnmatch", "collections"):
+        (ws.live / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write('{name} ')\n")
+    assert "notes.md:1:needle in notes" in GrepTool()({"pattern": "needle"}, ws)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_the_confinement_module_ships_with_the_standard_library_only():
+    import ast
+    import sys
+
+    from endstate_harness.agent import confined
+
+    tree = ast.parse(Path(confined.__file__).read_text(encoding="utf-8"))
+    first = next(n for n in tree.body if not isinstance(n, ast.Expr))
+    assert isinstance(first, ast.Import) and first.names[0].name == "sys"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+                node.module or ""]
+            assert all(n.split(".")[0] in sys.stdlib_module_names for n in names), names
