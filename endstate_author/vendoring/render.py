@@ -72,8 +72,8 @@ def _drops(module: str, drop: set[str]) -> bool:
 
 
 JUDGE_MODULES = (
-    "wire", "proxies", "remote", "assertions", "finder", "witness", "trusted", "leftovers",
-    "main",
+    "wire", "proxies", "remote", "isolation", "assertions", "finder", "witness", "trusted",
+    "leftovers", "main",
 )  # fmt: skip
 """The judge process's modules, each after those it imports (checked by :func:`judge_source`)."""
 

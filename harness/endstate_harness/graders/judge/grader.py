@@ -290,7 +290,9 @@ def _run(
 ) -> tuple[dict[str, Any] | None, str]:
     """Start the judge on the host, then (once it holds the trusted files) the child in the
     sandbox; connect them, collect the report of a judge that exited normally."""
-    child_argv = child_command(python, private_tmp=sandbox.walls() in ("bubblewrap", "docker"))
+    walls = getattr(sandbox, "walls", None)  # plain endstate's sandbox (vendored) has none
+    child_argv = child_command(python, private_tmp=callable(walls) and walls() in (
+        "bubblewrap", "docker"))
     report_r, report_w = os.pipe()
     mine, theirs = socket.socketpair()  # the judge's first stdin: says ready, takes the channel
     config = {**config, "trusted_dir": str(trusted), "report_fd": report_w}

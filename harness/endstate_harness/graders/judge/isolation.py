@@ -27,7 +27,7 @@ from typing import Any
 from endstate_harness.graders.judge.remote import Conversation
 
 
-def _conversation(result: Any) -> Conversation | None:
+def _conv_of(result: Any) -> Conversation | None:
     conv = getattr(result, "judge_conv", None)
     return conv if isinstance(conv, Conversation) else None
 
@@ -38,7 +38,7 @@ class IsolatingSuite(unittest.TestSuite):
     ``stopTest``, which covers ``setUp``, the test, ``tearDown`` and its cleanups)."""
 
     def _handleClassSetUp(self, test: Any, result: Any) -> None:
-        conv = _conversation(result)
+        conv = _conv_of(result)
         if conv is not None and test.__class__ != getattr(result, "_previousTestClass", None):
             conv.open_scope()
             result.judge_class_scope = True
@@ -49,7 +49,7 @@ class IsolatingSuite(unittest.TestSuite):
         try:
             super()._tearDownPreviousClass(test, result)  # type: ignore[misc]
         finally:
-            conv = _conversation(result)
+            conv = _conv_of(result)
             if (conv is not None and previous is not None and test.__class__ != previous
                     and getattr(result, "judge_class_scope", False)):
                 result.judge_class_scope = False
@@ -57,7 +57,7 @@ class IsolatingSuite(unittest.TestSuite):
 
     def _handleModuleFixture(self, test: Any, result: Any) -> None:
         previous = self._get_previous_module(result)  # type: ignore[attr-defined]
-        if _conversation(result) is not None and test.__class__.__module__ != previous:
+        if _conv_of(result) is not None and test.__class__.__module__ != previous:
             result.judge_module_next = True  # opened once the previous module's is closed
         super()._handleModuleFixture(test, result)  # type: ignore[misc]
 
@@ -65,7 +65,7 @@ class IsolatingSuite(unittest.TestSuite):
         try:
             super()._handleModuleTearDown(result)  # type: ignore[misc]
         finally:
-            conv = _conversation(result)
+            conv = _conv_of(result)
             if conv is not None:
                 if getattr(result, "judge_module_scope", False):
                     result.judge_module_scope = False
