@@ -19,6 +19,7 @@ from endstate_author.evalreport.compare import (
 )
 from endstate_author.evalreport.html import render_compare, write
 from endstate_author.evalreport.run import RunError, load_run
+from endstate_author.textsafe import markup, one_line
 
 
 def _fmt(value: object, metric: str = "") -> str:
@@ -33,14 +34,15 @@ def _fmt(value: object, metric: str = "") -> str:
 
 def print_comparison(c: Comparison, console: Console) -> None:
     (pa, na), (pb, nb) = c.counts["A"], c.counts["B"]
-    console.print(Text(f"A: {c.a.label}\nB: {c.b.label}"))
+    # task ids and labels come from the results files: shown, never read as markup (textsafe)
+    console.print(Text(f"A: {one_line(c.a.label)}\nB: {one_line(c.b.label)}"))
     console.print(f"tasks passed: A {pa}/{na}, B {pb}/{nb}")
     console.print(f"pass rate, B - A: {describe_difference(c)}")
     flips = Table(title="Tasks that flipped", title_justify="left", show_edge=False)
     for name in ("task", "A", "B", "task content"):
         flips.add_column(name, no_wrap=True)
     for task, a, b in c.flipped:
-        flips.add_row(task, a, b, c.content.get(task, "unknown"))
+        flips.add_row(Text(one_line(task)), a, b, c.content.get(task, "unknown"))
     if c.flipped:
         console.print(flips)
     else:
@@ -59,8 +61,8 @@ def print_comparison(c: Comparison, console: Console) -> None:
     console.print(content_line(c))
     if c.only_a or c.only_b:
         console.print(
-            f"only in A: {', '.join(c.only_a) or 'none'}; only in B: "
-            f"{', '.join(c.only_b) or 'none'} (left out of the pass rates)"
+            markup(f"only in A: {', '.join(c.only_a) or 'none'}; only in B: "
+                   f"{', '.join(c.only_b) or 'none'} (left out of the pass rates)")
         )
 
 

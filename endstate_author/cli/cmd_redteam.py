@@ -19,6 +19,7 @@ from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.redteam import probe_store, report
 from endstate_author.redteam.attempt import run_attempt
 from endstate_author.redteam.triage import Triager, judge_layout
+from endstate_author.textsafe import one_line
 from endstate_harness.agent.providers import OpenAIProvider, ProviderError
 from endstate_harness.agent.session import SessionError, SessionStore
 from endstate_harness.graders import grader_search_paths
@@ -154,9 +155,9 @@ def redteam_command(
                 )
                 outcome = report.Outcome(attempt)
                 if attempt.candidate and attempt.end_state is not None:
-                    typer.echo(f"triage: {outcome.label} passed every grader", err=True)
+                    typer.echo(one_line(f"triage: {outcome.label} passed every grader"), err=True)
                     outcome.triage = triager.triage(task, attempt.end_state)
-                typer.echo(f"{outcome.label}: {outcome.kind}", err=True)
+                typer.echo(one_line(f"{outcome.label}: {outcome.kind}"), err=True)
                 outcomes.append(outcome)
         if save_probe is not None:
             _save(outcomes, save_probe)
