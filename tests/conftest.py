@@ -15,6 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import session
+
+# The machine is shared (another test run, an author's prove, a language server): everything
+# the tests cause goes to a temp folder of this session's own, before anything below runs,
+# and the tests look only there (tests/support/session.py).
+session.start()
+
 # A shell starts background jobs with SIGINT ignored (``make test &``, CI runners that detach),
 # and an ignored signal stays ignored across exec: the interrupt tests would then send Ctrl-C
 # to processes that cannot hear it. A handler of our own is reset to the default on exec, so
@@ -61,7 +68,7 @@ def _skip(reason: str) -> None:
 def docker_image() -> Iterator[str]:
     """The image the Docker tests use: ``$ENDSTATE_SANDBOX_IMAGE`` or the local one that
     ``scripts/ensure-docker.sh`` builds. Skips (with the reason printed) when no daemon answers
-    or the image is missing; leaves no test container behind."""
+    or the image is missing; leaves no container of this session behind."""
     from endstate_harness.sandbox.docker.container import (
         IMAGE_ENV,
         LABEL,
@@ -80,11 +87,10 @@ def docker_image() -> Iterator[str]:
     except Exception as exc:
         client.close()
         _skip(f"image {image!r} is not available ({exc}); run: sudo bash scripts/ensure-docker.sh")
-    labelled = {"label": f"{LABEL}=1"}
-    # sparse: no inspect per container, so one removed meanwhile by another test is no error
-    before = {c.id for c in client.containers.list(all=True, sparse=True, filters=labelled)}
+    # this session's containers only: another run's on the same daemon are not our leak
+    before = session.containers(client, f"{LABEL}=1")
     yield image
-    after = {c.id for c in client.containers.list(all=True, sparse=True, filters=labelled)}
+    after = session.containers(client, f"{LABEL}=1")
     client.close()
     leaked = after - before
     assert not leaked, f"docker tests left sandbox containers behind: {sorted(leaked)}"

@@ -16,7 +16,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,7 +30,7 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'endstate-author[ray]')")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from tests.support import raycluster  # noqa: E402
+from tests.support import raycluster, session  # noqa: E402
 from tests.support.probed import build_probed_suite  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -81,6 +80,10 @@ def _prove(tmp_path: Path, *extra: str, address: str | None = None) -> dict[str,
     return json.loads(proc.stdout)
 
 
+_RAN_IN = re.compile(r"(Ran \d+ tests?) in \d+\.\d+s")
+"""unittest's own timing in a check's detail ("Ran 2 tests in 0.002s"), which differs by run."""
+
+
 def _strip(value: Any) -> Any:
     """The document without timings and without the node (what may differ between runs)."""
     if isinstance(value, dict):
@@ -91,6 +94,8 @@ def _strip(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [_strip(v) for v in value]
+    if isinstance(value, str):
+        return _RAN_IN.sub(r"\1", value)
     return value
 
 
@@ -183,7 +188,8 @@ def _running_prove(raylet: int) -> bool:
 
 
 def _ray_owned_containers() -> set[str]:
-    """Sandbox containers whose owner is a Ray worker process (``ray::...``)."""
+    """This session's sandbox containers whose owner is a Ray worker process (``ray::...``):
+    another run's Ray on the same daemon is not this cluster."""
     import docker
 
     client = docker.from_env()
@@ -192,6 +198,8 @@ def _ray_owned_containers() -> set[str]:
         # sparse: no inspect per container (other work's containers come and go meanwhile)
         labelled = {"label": "endstate-author=1"}
         for ctr in client.containers.list(all=True, sparse=True, filters=labelled):
+            if not session.mounts_here(ctr.attrs):
+                continue
             pid = (ctr.attrs.get("Labels") or {}).get("endstate-author.pid", "")
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -210,12 +218,11 @@ _RAY_CANCEL_CRASH = "TaskManager::CompletePendingTask"
 
 
 def _node_scratch() -> set[str]:
-    """What the units make in the temp folders the nodes share with this process: their
-    scratch folders, sandboxes, judge folders and zygote folders (``endstate-*``)."""
-    found = set()
-    for folder in {Path(tempfile.gettempdir()), Path("/dev/shm")}:
-        found |= {str(p) for p in folder.glob("endstate-*")} if folder.is_dir() else set()
-    return found
+    """What the units make in the temp folder the nodes share with this process: their
+    scratch folders, sandboxes, judge folders and zygote folders (``endstate-*``), in the
+    session's own folders (tests/support/session.py; the nodes inherit its TMPDIR and
+    ENDSTATE_SCRATCH): another process's folders are not there."""
+    return {str(p) for folder in session.folders() for p in folder.glob("endstate-*")}
 
 
 def _eventually_empty(probe: Callable[[], set[str]], seconds: float = 30.0) -> set[str]:
@@ -294,23 +301,9 @@ def _prove_probed(
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
 
-_RAN_IN = re.compile(r"(Ran \d+ tests?) in \d+\.\d+s")
-
-
-def _untimed(value: Any) -> Any:
-    """``value`` with unittest's own timing ("Ran 2 tests in 0.002s") taken out of texts."""
-    if isinstance(value, str):
-        return _RAN_IN.sub(r"\1", value)
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
-
-
 def _findings(rc: int, doc: dict[str, Any], _err: str = "") -> Any:
     """The exit status, every finding and every check's verdict, without timings and nodes."""
-    return rc, _untimed(_strip(doc))
+    return rc, _strip(doc)
 
 
 @pytest.fixture(scope="module")

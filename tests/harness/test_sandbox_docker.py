@@ -27,6 +27,7 @@ from endstate_harness.sandbox.docker.container import (
     docker_available,
     remove_stray_containers,
 )
+from tests.support import session
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 
@@ -34,14 +35,10 @@ pytestmark = pytest.mark.docker
 
 
 def _labelled_ids() -> set[str]:
+    """This session's sandbox containers (another run's on the same daemon come and go)."""
     client = docker.from_env()
     try:
-        return {
-            c.id or ""
-            for c in client.containers.list(  # sparse: no inspect that races a removal
-                all=True, sparse=True, filters={"label": f"{LABEL}=1"}
-            )
-        }
+        return session.containers(client, f"{LABEL}=1")
     finally:
         client.close()
 

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import docker
 import endstate
 import pytest
 from typer.testing import CliRunner
@@ -34,6 +35,7 @@ from endstate_author.vendoring.render import (
     render_module,
 )
 from endstate_author.vendoring.suite import new_name
+from tests.support import session
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("endstate_driver.py")
@@ -237,11 +239,13 @@ def test_judge_under_plain_endstate_stops_what_tests_pass_cannot(tmp_path: Path)
 @pytest.mark.docker
 def test_vendored_suite_in_endstates_docker_sandbox(tmp_path: Path, docker_image: str) -> None:
     def ours() -> set[str]:
-        listed = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"ancestor={docker_image}"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        return set(listed.stdout.split())
+        # this session's containers (endstate's own `docker run` too): another run's on the
+        # same daemon are not this test's leak
+        client = docker.from_env()
+        try:
+            return session.containers(client)
+        finally:
+            client.close()
 
     before = ours()
     suite, judged, inproc, hacks = calc_suite(tmp_path)

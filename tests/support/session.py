@@ -1,0 +1,120 @@
+"""This test session's own corner of a shared machine: a private temp folder, and the Docker
+containers that work under it.
+
+Why: the machine is shared (another ``make test``, an author's prove, a language server), and
+a test that lists machine-wide state counts what others made: a container another run left,
+another process's ``endstate-lsp-*`` folder. So the session makes a temp folder of its own
+and points ``TMPDIR`` at it before anything runs (:func:`start`, called by tests/conftest.py):
+every process the tests start inherits it, so every scratch folder, sandbox, judge, zygote and
+Ray session folder the tests cause lies in it. A container is this session's when a folder it
+mounts lies in it: every sandbox container bind-mounts its live tree from a scratch folder
+(ours, endstate's own ``docker run`` alike), so the mount names the session as a label value
+unique to it would, without a test hook in the product.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from endstate_harness.sandbox.scratch import MEMORY_DIR, SCRATCH_ENV
+
+PREFIX = "es-tests-"
+"""Short: Ray puts its sockets below the temp folder, and a socket's path has a 107-byte cap."""
+_ENV = "ENDSTATE_TEST_SESSION_TMP"
+"""The folder, for processes the session starts (a nested session keeps its parent's)."""
+
+
+def start() -> Path:
+    """Make the session's private temp folder and point ``TMPDIR`` (and this process's
+    :mod:`tempfile`) at it, and a private folder in memory for grading trees (where they go
+    without a TMPDIR: ``ENDSTATE_SCRATCH``); both removed when the session's process exits.
+    Idempotent, and a nested session keeps its parent's."""
+    known = os.environ.get(_ENV)
+    if known and Path(known).is_dir() and os.environ.get("TMPDIR") == known:
+        tempfile.tempdir = known
+        return Path(known)
+    prefix = f"{PREFIX}{os.getpid()}-"
+    _sweep(Path(tempfile.gettempdir()))
+    folder = tempfile.mkdtemp(prefix=prefix)
+    os.environ["TMPDIR"] = os.environ[_ENV] = folder
+    tempfile.tempdir = folder
+    made = [folder]
+    if not os.environ.get(SCRATCH_ENV) and os.access(MEMORY_DIR, os.W_OK | os.X_OK):
+        try:
+            _sweep(MEMORY_DIR)
+            memory = tempfile.mkdtemp(prefix=prefix, dir=MEMORY_DIR)
+        except OSError:
+            memory = ""
+        if memory:
+            os.environ[SCRATCH_ENV] = memory
+            made.append(memory)
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:  # a forked child exiting leaves the session's folders alone
+            for path in made:
+                shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
+    return Path(folder)
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the folders of earlier sessions whose process is gone (one killed outright has
+    no exit to remove them at): named ``es-tests-PID-...``, so only a session's own."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(PREFIX):].partition("-")[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(parent / name, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's: alive
+    return True
+
+
+def tmp() -> Path:
+    """The session's private temp folder (:func:`start` made it)."""
+    return Path(os.environ.get(_ENV) or tempfile.gettempdir())
+
+
+def folders() -> list[Path]:
+    """Every folder of the session's own where processes it starts make theirs: the temp
+    folder, and the grading trees' folder in memory when there is one."""
+    found = [tmp()]
+    memory = os.environ.get(SCRATCH_ENV, "")
+    if memory and memory != "disk":
+        found.append(Path(memory))
+    return found
+
+
+def mounts_here(attrs: dict[str, Any]) -> bool:
+    """Whether a container (its ``docker ps`` attributes) mounts a folder of this session."""
+    roots = [str(f.resolve()) for f in folders()]
+    for mount in attrs.get("Mounts") or []:
+        source = str(mount.get("Source") or "")
+        if any(source == root or source.startswith(root + "/") for root in roots):
+            return True
+    return False
+
+
+def containers(client: Any, label: str | None = None) -> set[str]:
+    """Ids of this session's containers (with ``label`` when given, e.g. ``endstate-author=1``).
+    Sparse: no inspect per container, so one removed meanwhile is no error."""
+    filters = {"label": label} if label else {}
+    listed = client.containers.list(all=True, sparse=True, filters=filters)
+    return {c.id or "" for c in listed if mounts_here(c.attrs)}
