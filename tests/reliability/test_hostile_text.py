@@ -23,6 +23,7 @@ import sys
 import tempfile
 import unicodedata
 from collections.abc import AsyncIterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,11 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from markdown_it import MarkdownIt
 from pytest_lsp import ClientServerConfig, LanguageClient
+from rich.markup import render
 
+from endstate_author import textsafe
+from endstate_author.redteam.attempt import render_transcript
+from endstate_harness.agent.messages import Message, ToolCall, ToolResult
 from tests.lsp.conftest import Session, initialize
 from tests.support.tasks import TaskBuilder
 
@@ -264,3 +269,54 @@ async def test_language_server_messages_show_the_payload(
     logs = [m.message for m in prove_client.log_messages]
     for text in [*progress, *logs]:
         assert unsafe_chars(text, keep="\n\t") == [], text
+
+
+# --- the sanitiser itself, over every character class it must handle ----------------------
+
+NASTY = [
+    PAYLOAD,
+    "".join(chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]),
+    "\u200b\u200e\u2028\u2029\u2066\u2069\ufeff\U000e0041 tag",
+    "```` fence ```` ` x `` <script>alert(1)</script> ![i](x) <https://e.com> www.e.com a@b.c",
+    "*em* _em_ ~~s~~ $x$ #1 &amp; \\[esc] | cell |",
+    "[bold red]x[/] \\[bold] trailing\\",
+]
+
+
+@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
+def test_the_sanitiser_shows_everything_and_renders_as_itself(text: str) -> None:
+    """``shown`` leaves no unsafe character; rich prints ``markup()`` (inside a tag, as the
+    toolkit uses it) as exactly ``shown``;
+    Markdown renders ``md_text`` and ``md_code`` (in a table too) as exactly the text, and a
+    ``md_block`` is one code block whatever its lines hold; ``json_text`` round-trips."""
+    assert unsafe_chars(textsafe.shown(text), keep="\n\t") == []
+    assert unsafe_chars(textsafe.one_line(text), keep="") == []
+    assert render(f"[bold]{textsafe.markup(text)}[/bold]").plain == textsafe.shown(text)
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    inline = md.renderInline(textsafe.md_text(text))
+    assert "<" not in inline.replace("&lt;", "")  # no tag of any kind
+    assert unescape(inline) == textsafe.one_line(text)
+    code = md.renderInline(textsafe.md_code(text))
+    assert unescape(code.removeprefix("<code>").removesuffix("</code>")).strip() == (
+        textsafe.one_line(text).strip()
+    )
+    table = md.render(f"| a | b |\n| --- | --- |\n| {textsafe.md_code(text, in_table=True)} | "
+                      f"{textsafe.md_text(text)} |\n")  # fmt: skip
+    assert table.count("<td>") == 2 and "<img" not in table and "<a " not in table
+    block = md.render("\n".join(textsafe.md_block(text + "\n```\n# heading\n<b>x</b>")))
+    assert block.count("<pre>") == 1 and "<h1>" not in block and "<b>" not in block
+    as_json = textsafe.json_text(json.dumps({"k": text}, ensure_ascii=False))
+    assert unsafe_chars(as_json, keep="\n") == [] and json.loads(as_json) == {"k": text}
+
+
+def test_the_red_team_transcript_quotes_the_model() -> None:
+    """transcript.md: the model's words and a tool's output are quoted, never rendered."""
+    transcript = render_transcript([
+        Message(role="assistant", content=f"done {IMG} {LINK}",
+                tool_calls=[ToolCall(id="1", name="bash`x", arguments={"c": PAYLOAD})]),
+        Message(role="tool", tool_result=ToolResult(call_id="1", content=f"```\n{PAYLOAD}")),
+    ])  # fmt: skip
+    assert unsafe_chars(transcript) == []
+    html = MarkdownIt("commonmark", {"html": True}).render(transcript)
+    assert "<img" not in html and "<a " not in html and "<strong>" not in html
+    assert html.count("<pre>") == 2
