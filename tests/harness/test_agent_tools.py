@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from endstate_harness.agent import confined
+from endstate_harness.agent.loop import AgentLoop
+from endstate_harness.agent.providers import ScriptedProvider
+from endstate_harness.agent.session import SessionStore
 from endstate_harness.agent.tools import (
     BashTool,
     DirectoryWorkspace,
@@ -125,8 +131,6 @@ FILE_CALLS = [
 def _bounded(tmp_path: Path, code: str, limit: float = 60.0) -> str:
     """Run ``code`` (which prints its answer) in a child with a hard limit: a tool that blocks
     for ever, or holds the GIL in ``re``, fails the test instead of hanging it."""
-    import sys
-
     repo = Path(__file__).resolve().parents[2]
     try:
         proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
@@ -254,10 +258,6 @@ print(round(time.monotonic() - started, 1), result.timed_out, result.tool_calls)
 
 
 def test_a_tool_that_crashes_is_an_error_for_the_model_not_the_run(tmp_path):
-    from endstate_harness.agent.loop import AgentLoop
-    from endstate_harness.agent.providers import ScriptedProvider
-    from endstate_harness.agent.session import SessionStore
-
     class Crashing(GlobTool):
         def run(self, arguments, workspace, **limits):
             raise RecursionError("maximum recursion depth exceeded")
@@ -278,8 +278,6 @@ def test_a_tool_that_crashes_is_an_error_for_the_model_not_the_run(tmp_path):
 def test_a_link_swapped_in_while_the_tools_read_is_never_followed(ws, tmp_path):
     """A process of the agent's still running can swap a name between a file and a link out
     between a check and an open: the tools open what they checked, so nothing leaks."""
-    import sys
-
     (tmp_path / "outdir").mkdir()
     (tmp_path / "outdir" / "f.txt").write_text("secret\n")
     swap = f"""
@@ -322,11 +320,6 @@ def test_grep_program_imports_nothing_from_the_tree(ws, tmp_path):
 
 
 def test_the_confinement_module_ships_with_the_standard_library_only():
-    import ast
-    import sys
-
-    from endstate_harness.agent import confined
-
     tree = ast.parse(Path(confined.__file__).read_text(encoding="utf-8"))
     first = next(n for n in tree.body if not isinstance(n, ast.Expr))
     assert isinstance(first, ast.Import) and first.names[0].name == "sys"
