@@ -49,7 +49,7 @@ def start_cluster(
 
 def stop_cluster(cluster: Cluster) -> None:
     """Stop every node, then remove the cluster's session folder (its logs and sockets), which
-    Ray keeps under its temp folder for good. Ray's own temp folder (``/tmp/ray``, where it
+    Ray keeps under its temp folder for good. Ray's own temp folder (``$TMPDIR/ray``, where it
     also notes the current cluster's address) is left: Ray expects to find it."""
     head = cluster.head_node
     session = head.get_session_dir_path() if head is not None else None
