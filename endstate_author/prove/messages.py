@@ -28,6 +28,7 @@ LEADS = {
     "ES913": "passes although the work was not done: a red-team end state is accepted",
     "ES914": "the holdout passes on the untouched fixture",
     "ES915": "a test asserts nothing",
+    "ES916": "passes although mutated, and no call tells the mutant from the solution",
 }
 """Each code's outcome, as the first words of its finding."""
 
@@ -48,6 +49,7 @@ _FOLDED_NAMES = {
     "ES907": "oracle run(s) through the harness",
     "ES910": "declared defect(s)",
     "ES911": "mutant(s) of the solution",
+    "ES916": "probably equivalent mutant(s)",
 }
 _FOLDED_VERB = {
     "ES901": "pass too", "ES902": "fail too", "ES903": "survive", "ES905": "fail too",
@@ -164,7 +166,7 @@ def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnost
             continue
         # each surviving mutant stays its own finding: its stable id is what an author
         # marks equivalent, and two mutants of one line are two different wrong solutions
-        one = check.check if code == "ES911" else None
+        one = check.check if code in ("ES911", "ES916") else None
         place = (code, check.grader_index, check.path, check.line, one)
         groups.setdefault(place, []).append(check)
     out = []

@@ -26,6 +26,8 @@ DEFAULT_MUTANTS: int | None = None
 """``--mutants`` default: no count bound, every mutant of the solution's changed lines runs
 (within :data:`DEFAULT_MUTANT_BUDGET`)."""
 DEFAULT_MUTANT_BUDGET = 60.0
+DEFAULT_COUNTEREXAMPLE_BUDGET = 30.0
+"""Seconds per task for the counterexample search of surviving mutants (ES911/ES916)."""
 """``--mutant-budget`` default, seconds per task: mutants cost tens of milliseconds each in
 the local sandbox, so a task's every mutant fits; what a budget leaves unrun is named and its
 score is not the task's."""
@@ -59,6 +61,9 @@ class CheckResult:
     walls: str = ""
     """What walled the code it ran in: ``docker``, ``bubblewrap``, ``none`` (graded without
     walls: the local sandbox where bubblewrap cannot start); "" when it ran none."""
+    counterexample: dict[str, Any] | None = None
+    """A surviving mutant's evidence (ES911): the call on which it and the solution differ,
+    both outcomes and a ready assertion (:mod:`endstate_author.prove.counterexample`)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -71,6 +76,8 @@ class CheckResult:
             data["tests"] = self.tests
         if self.walls == "none":
             data["walls"] = "none"
+        if self.counterexample is not None:
+            data["counterexample"] = self.counterexample
         return data
 
 
@@ -179,6 +186,9 @@ class ProveOptions:
     not run, and the task's mutation score is then unknown."""
     strict: bool = False
     """Warnings (ES912) count as errors."""
+    counterexample_budget: float = DEFAULT_COUNTEREXAMPLE_BUDGET
+    """Seconds a task's search for calls that tell its surviving mutants from the solution
+    may take (ES911 with the call found, else ES916); 0 searches none."""
     on_check: Callable[[str, str], None] | None = None
     """Called with (task id, check name) as each check starts running (progress for editors;
     a check answered from the cache never starts)."""

@@ -242,6 +242,14 @@ def prove_task(
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
     checks = _moot(_merge_repeats(runs)) if runs and runs[0] else []
+    if options.counterexample_budget > 0 and any(
+        c.code == "ES911" and c.outcome == "fail" for c in checks
+    ):
+        # deferred: the search (and Hypothesis) only for a task with a surviving mutant
+        from endstate_author.prove import counterexample
+
+        counterexample.settle(ctx, checks, strict=options.strict,
+                              seconds=options.counterexample_budget)
     walls = options.sandbox.walls()  # part of every cache key, so a cached check's too
     for check in checks:  # every check grades in a sandbox: say what walled it in
         if check.outcome != "skipped":

@@ -268,6 +268,14 @@ document(
     the task's score only when every mutant ran, otherwise it is reported as a sample's
     (`sample_score`, with `score` null). `--only mutants` runs only these.
 
+    A survivor is this error only with its evidence: a call into the package on which the
+    solution and the mutant behave differently (value, exact type or exception), found by
+    the counterexample search (the tests' own calls, their neighbours, generated values;
+    each side run twice in the task's sandbox, so a call whose outcome varies never counts).
+    The finding shows the call and both outcomes, and a ready assertion to paste
+    (`-o json`: the check's `counterexample`). A survivor with no such call found is ES916,
+    a warning.
+
     ## Why it matters
     The defects an author declares are the mistakes they thought of. A surviving mutant is
     a wrong solution nobody thought of that the task would score as correct: most often the
@@ -295,6 +303,36 @@ document(
     ## Fix
     Add the holdout test that tells the mutant from the solution, or mark it equivalent.
     """,
+)
+document(
+    "ES916",
+    "mutant-probably-equivalent",
+    """A mutant of the solution passes the graders, and no call found tells it apart.
+
+    ## What it checks
+    Each surviving mutant (see ES911) is searched for a call on which it and the solution
+    differ: the calls the task's tests make into the package (literal arguments, module
+    constants, the rows of a table they loop over), their neighbours (integers ±1, 0 and
+    negated, the mutated line's constants, empty and one-element containers, reversed
+    sequences, other strings, optional arguments left out), and values of the same types
+    drawn by Hypothesis. Both sides run in the task's sandbox, each call twice in a fresh
+    process. When none of the calls tried (at most 120 a mutant, within
+    `--counterexample-budget` seconds a task, 30 by default) differs, the survivor is this
+    warning, with the number tried; under `prove --strict` it is an error.
+
+    ## Why it matters
+    Most such mutants change no behaviour (a default passed explicitly, a bound both sides
+    of which agree on every input): an error for them would block a sound task's commit.
+    Some are real gaps the search did not reach: the mutant's id and line say where to look.
+
+    ## Example
+    `retry(attempts=3)` → `retry()` where 3 is the default: no call differs.
+
+    ## Fix
+    If you can name an input on which the mutant differs, add it to a holdout test;
+    otherwise mark it `# endstate: equivalent <id> <reason>`.
+    """,
+    severity="warning",
 )
 document(
     "ES912",
