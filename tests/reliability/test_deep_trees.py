@@ -31,6 +31,7 @@ import pytest
 from endstate_harness.errors import EndStateError, PathEscapeError
 from endstate_harness.sandbox import tree
 from endstate_harness.sandbox.local import LocalSandbox
+from endstate_harness.sandbox.scratch import SCRATCH_PREFIX
 from endstate_harness.sandbox.snapshot import Entry, Snapshot, read_snapshot
 from tests.reliability.conftest import CLI, private_env, tree_digest
 from tests.rules.conftest import GOOD_MANIFEST, SOLUTION, TaskBuilder
@@ -161,6 +162,7 @@ while time.monotonic() < end:
         os.rename(link, here)  # a link in its place, at once
     except OSError:
         pass
+    time.sleep(0.002)  # the link stays a moment: long enough for a walk to meet it
     if kind == "flip" and (os.path.isdir(away) or os.path.isfile(away)):
         try:
             os.rename(away, here)  # and back (over the link: rename replaces it)
@@ -238,6 +240,59 @@ def test_a_refresh_never_writes_through_a_folder_swapped_for_a_link(tmp_path: Pa
         swapper.kill()
         swapper.wait()
     print(f"{writes} writes, {refused} refused while pkg was swapped for a link")
+
+
+# ----------------------------------------------------------------------------- one task's fault
+
+
+class _FaultyClose(LocalSandbox):
+    """A real local sandbox whose backend raises when it is closed: a harness fault no task
+    can be blamed for, as RecursionError in the scratch folder's removal was."""
+
+    def _close_backend(self) -> None:
+        super()._close_backend()
+        raise RuntimeError("injected: the backend could not be closed")
+
+
+class _Maker:
+    """The sandbox maker ``run_task`` takes (a label and ``make``): the faulty sandbox for the
+    task whose fixture holds ``FAULT``, a plain local one for the others."""
+
+    label = "local"
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+
+    def make(self, fixture: Path) -> LocalSandbox:
+        kind = _FaultyClose if (fixture / "FAULT").exists() else LocalSandbox
+        return kind(fixture, scratch_root=self.scratch)
+
+
+def test_a_harness_exception_is_that_tasks_error_and_the_suite_goes_on(tmp_path: Path) -> None:
+    from endstate_harness.agent.oracle import oracle_provider
+    from endstate_harness.runner import run_suite
+    from endstate_harness.task import load_task
+
+    builder = TaskBuilder(tmp_path / "suite")
+    tasks = []
+    for task_id in ("a-before", "b-faulty", "c-after"):
+        manifest = copy.deepcopy(GOOD_MANIFEST)
+        manifest["id"] = task_id
+        root = builder(manifest, name=task_id)
+        if task_id == "b-faulty":
+            (root / "fixture" / "FAULT").write_text("")
+        tasks.append(load_task(root))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    suite = run_suite(tasks, provider_factory=oracle_provider, sandbox=_Maker(scratch))
+    by_id = {r.task_id: r for r in suite.results}
+    assert list(by_id) == ["a-before", "b-faulty", "c-after"]
+    assert by_id["a-before"].passed and by_id["c-after"].passed
+    faulty = by_id["b-faulty"]
+    assert not faulty.passed and faulty.error and "injected" in faulty.error
+    # the faulty task's scratch folder went too (the warm interpreters' folder is the
+    # process's, removed at its exit)
+    assert [p.name for p in scratch.iterdir() if p.name.startswith(SCRATCH_PREFIX)] == []
 
 
 # ----------------------------------------------------------------------------- the CLI

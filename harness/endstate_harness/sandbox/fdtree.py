@@ -29,8 +29,9 @@ FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 does not block the open (its ``fstat`` then shows it is no regular file)."""
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 """How a file is written: made new (``O_EXCL`` never follows a dangling link either)."""
-OPEN_DESCRIPTORS = 48
-"""Folder descriptors one chain keeps open; a walk over a deeper tree reopens through ``..``."""
+OPEN_DESCRIPTORS = 16
+"""Folder descriptors one chain keeps open (a copy holds two chains; ``--jobs`` runs several at
+once, under a 1,024 descriptor limit too); a walk over a deeper tree reopens through ``..``."""
 
 
 class TreeChanged(OSError):
