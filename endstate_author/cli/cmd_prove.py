@@ -27,6 +27,7 @@ from endstate_author.prove import (
     default_jobs,
     prove_paths,
 )
+from endstate_author.prove.model import DEFAULT_COUNTEREXAMPLE_BUDGET
 from endstate_author.textsafe import markup as escape  # shown, never obeyed
 from endstate_author.textsafe import one_line
 from endstate_harness.sandbox.choice import SandboxChoice
@@ -249,8 +250,18 @@ def prove_tasks_command(
             "named as not run, and the score is then a sample's.",
         ),
     ] = DEFAULT_MUTANT_BUDGET,
+    counterexample_budget: Annotated[
+        float,
+        typer.Option(
+            "--counterexample-budget",
+            min=0.0,
+            help="Seconds a task's search for calls that tell its surviving mutants from the "
+            "solution may take: a survivor with such a call is ES911 (an error, the call "
+            "shown), one without is ES916 (a warning); 0 searches none.",
+        ),
+    ] = DEFAULT_COUNTEREXAMPLE_BUDGET,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Warnings (ES912) are errors (exit 1).")
+        bool, typer.Option("--strict", help="Warnings (ES912, ES916) are errors (exit 1).")
     ] = False,
     output_format: Annotated[
         OutputFormat, typer.Option("--output-format", "-o", help="How results are printed.")
@@ -323,6 +334,7 @@ def prove_tasks_command(
         on_check_done=None if progress_lines and not progress_json else shown.check_done,
         mutants=mutants,
         mutant_budget=mutant_budget,
+        counterexample_budget=counterexample_budget,
         strict=strict,
     )
     text = output_format is OutputFormat.text

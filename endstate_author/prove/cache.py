@@ -43,6 +43,7 @@ def fingerprint(task: Task, options: ProveOptions, inputs: dict[str, str] | None
                 options.repeat,
                 options.mutants,
                 options.strict,
+                options.counterexample_budget,  # a survivor's ES911 or ES916 depends on it
             ],
         ).encode()
     )
