@@ -106,7 +106,7 @@ def mutation_text(score: dict[str, Any]) -> str:
     when every mutant ran, else plainly a sample's."""
     extra = []
     if score.get("survived"):
-        extra.append(f"{score['survived']} survived (ES911)")
+        extra.append(f"{score['survived']} survived")
     if score.get("unassessed"):
         extra.append(f"{score['unassessed']} unassessed")
     if score.get("equivalent"):
@@ -114,6 +114,15 @@ def mutation_text(score: dict[str, Any]) -> str:
     if score.get("sampled_out"):
         extra.append(f"{score['sampled_out']} sampled out (their line's first mutants killed)")
     tail = f" ({', '.join(extra)})" if extra else ""
+    searched = score.get("counterexample_search")
+    if searched:
+        tail += (
+            f"; counterexample search: {searched['counterexamples']} of "
+            f"{searched['survivors']} survivors told from the solution (ES911), "
+            f"{searched['probably_equivalent']} probably equivalent (ES916), "
+            f"{searched['calls_tried']} calls, {searched['seconds']:.1f} s of "
+            f"{searched['budget']:g} s (--counterexample-budget)"
+        )
     if score.get("complete", not score.get("not_run")):
         return (
             f"mutation score {score['killed']}/{score['run']} killed{tail} "

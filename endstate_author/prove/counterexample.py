@@ -349,15 +349,17 @@ def _mutant_id(check: CheckResult) -> str | None:
 
 
 def settle(ctx: ProveContext, checks: list[CheckResult], *, strict: bool,
-           seconds: float = DEFAULT_COUNTEREXAMPLE_BUDGET) -> None:
+           seconds: float = DEFAULT_COUNTEREXAMPLE_BUDGET) -> dict[str, Any] | None:
     """Rewrites each surviving mutant's check (ES911) by its evidence: with a counterexample
     it stays ES911, showing the call, both outcomes and a ready assertion; without one it is
-    ES916, a warning (an error under ``--strict``)."""
+    ES916, a warning (an error under ``--strict``). Returns what the search did (for the
+    report: survivors, told apart, left ES916, seconds, the budget), None without survivors."""
     survivors = [c for c in checks
                  if c.code == "ES911" and c.outcome == "fail" and _mutant_id(c) is not None]
     task = ctx.task
     if not survivors or task.solution is None:
-        return
+        return None
+    started = time.monotonic()
     by_id = {m.id: m for m in generate(task.fixture, task.solution).mutants}
     wanted = [by_id[i] for c in survivors if (i := _mutant_id(c)) in by_id]
     try:
@@ -394,4 +396,12 @@ def settle(ctx: ProveContext, checks: list[CheckResult], *, strict: bool,
             f"{where} passes every grader, and {why}: probably equivalent; add a test, or "
             f"mark it `# endstate: equivalent {mutant.id} <reason>`"
         )
+    told = sum(1 for c in survivors if c.counterexample is not None)
+    return {
+        "survivors": len(survivors), "counterexamples": told,
+        "probably_equivalent": sum(1 for c in survivors if c.code == "ES916"),
+        "calls_tried": sum(s.tried for s in searched.values()),
+        "seconds": round(time.monotonic() - started, 3), "budget": seconds,
+        "max_calls_per_mutant": MAX_CALLS,
+    }
 

@@ -242,14 +242,13 @@ def prove_task(
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
     checks = _moot(_merge_repeats(runs)) if runs and runs[0] else []
-    if options.counterexample_budget > 0 and any(
-        c.code == "ES911" and c.outcome == "fail" for c in checks
-    ):
+    searched = None
+    if any(c.code == "ES911" and c.outcome == "fail" for c in checks):
         # deferred: the search (and Hypothesis) only for a task with a surviving mutant
         from endstate_author.prove import counterexample
 
-        counterexample.settle(ctx, checks, strict=options.strict,
-                              seconds=options.counterexample_budget)
+        searched = counterexample.settle(ctx, checks, strict=options.strict,
+                                         seconds=options.counterexample_budget)
     walls = options.sandbox.walls()  # part of every cache key, so a cached check's too
     for check in checks:  # every check grades in a sandbox: say what walled it in
         if check.outcome != "skipped":
@@ -260,6 +259,8 @@ def prove_task(
     from endstate_author.prove import findings
 
     findings.finish(proof, task, options.mutants, suite_root)
+    if searched is not None and proof.mutation is not None:
+        proof.mutation["counterexample_search"] = searched
     proof.seconds = time.perf_counter() - started
     # stored only when the task is still what it was at the start (no save meanwhile), and
     # whole: mutants a time budget left unrun run next time (the others answer at once)
