@@ -31,8 +31,22 @@ import unicodedata
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Control, format (bidi, zero-width, tags), lone surrogates, line/paragraph separators."""
 
-_NON_ASCII_OR_CONTROL = re.compile("[^\x20-\x7e]")
-"""What may be unsafe: a printable ASCII character never is; the rest is looked up."""
+_UNSAFE_ABOVE_C0 = (
+    "\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\ud800-\udfff\ufeff\ufff0-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
+)
+"""Every character of :data:`_UNSAFE_CATEGORIES` above C0 (Unicode 14, Python 3.11's tables;
+the blocks they sit in are taken whole, so a format character a later version adds there is
+caught too). Regular expressions, not a lookup per character: a long detail is scanned at C
+speed. ``tests/reliability/test_hostile_text.py`` checks them against the running Python's
+own tables."""
+
+_UNSAFE = re.compile(f"[\x00-\x1f{_UNSAFE_ABOVE_C0}]")
+_UNSAFE_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f{_UNSAFE_ABOVE_C0}]")
+"""The same without tab and line feed: what :func:`shown` matches by default."""
+_ASCII_UNSAFE_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+"""The same for ASCII text (the common case), a small class that scans several times faster."""
 
 
 def _escape(char: str) -> str:
@@ -44,6 +58,10 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
+def _escape_match(match: re.Match[str]) -> str:
+    return _escape(match.group())
+
+
 def unsafe(char: str) -> bool:
     """Whether ``char`` acts on a display instead of being shown (or is not shown at all)."""
     return unicodedata.category(char) in _UNSAFE_CATEGORIES
@@ -53,14 +71,16 @@ def shown(text: str, keep: str = "\n\t") -> str:
     """``text`` with every unsafe character as a visible escape, except those in ``keep``
     (line breaks and tabs by default; ``keep=""`` for one line). A carriage return is never
     kept: it moves the cursor back over what was already written."""
+    text = str(text)
+    if keep == "\n\t":
+        pattern = _ASCII_UNSAFE_BUT_LINES if text.isascii() else _UNSAFE_BUT_LINES
+        return pattern.sub(_escape_match, text)
 
     def one(match: re.Match[str]) -> str:
         char = match.group()
-        if char in keep and char != "\r":
-            return char
-        return _escape(char) if unsafe(char) else char
+        return char if char in keep and char != "\r" else _escape(char)
 
-    return _NON_ASCII_OR_CONTROL.sub(one, str(text))
+    return _UNSAFE.sub(one, text)
 
 
 def one_line(text: str) -> str:
@@ -91,8 +111,9 @@ _MD_ACTIVE = re.compile(r"[\\`*_\[\]<>&|~$@#]|(?<![^\W_])(?i:www)\.|:(?=//)|(?<=
                         r"|(?<=xmpp):", re.I)
 """What can start markup inside a line: escapes, code, emphasis, links and images (``[``;
 without it ``(``/``!`` are plain), HTML and entities, table cells, strikethrough, maths,
-autolinks (``scheme://``, ``mailto:``, ``user@host``, ``www.``) and issue references. The text is never at
-a line's start (always after a prefix or a cell's bar), so ``-``, ``+``, ``1.`` stay plain."""
+autolinks (``scheme://``, ``mailto:``, ``user@host``, ``www.``) and issue references. The
+text is never at a line's start (always after a prefix or a cell's bar), so ``-``, ``+``,
+``1.`` stay plain."""
 
 
 def md_text(text: str) -> str:
@@ -136,15 +157,11 @@ def md_block(text: str, indent: str = "") -> list[str]:
     return [f"{indent}{fence}", *lines, f"{indent}{fence}"]
 
 
-_JSON_CANDIDATE = re.compile("[^\x00-\x7e]")
-"""What :func:`json.dumps` may leave raw with ``ensure_ascii=False`` (it escapes C0 itself)."""
-
-
 def _json_escape(match: re.Match[str]) -> str:
     char = match.group()
-    if not unsafe(char):
-        return char
     code = ord(char)
+    if code < 0x20:  # json.dumps escapes C0 in strings itself; outside them it is layout
+        return char
     if code < 0x10000:
         return f"\\u{code:04x}"
     code -= 0x10000
@@ -155,4 +172,4 @@ def json_text(text: str) -> str:
     """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the unsafe characters
     written as ``\\uXXXX`` escapes. They occur only inside JSON strings, where the escape
     means the same character: the data round-trips unchanged, the terminal sees no control."""
-    return _JSON_CANDIDATE.sub(_json_escape, text)
+    return _UNSAFE.sub(_json_escape, text)

@@ -320,3 +320,21 @@ def test_the_red_team_transcript_quotes_the_model() -> None:
     html = MarkdownIt("commonmark", {"html": True}).render(transcript)
     assert "<img" not in html and "<a " not in html and "<strong>" not in html
     assert html.count("<pre>") == 2
+
+
+def test_the_sanitiser_knows_every_unsafe_character_of_this_python() -> None:
+    """The sanitiser's character classes are regular expressions (C speed); checked here
+    against the running Python's own Unicode tables, every control, format, surrogate and
+    separator character is escaped by ``shown`` and by ``json_text``."""
+    def missed_by(char: str) -> bool:
+        kept = char in "\n\t"
+        return textsafe.one_line(char) == char or (char in textsafe.shown(char)) != kept
+
+    missed = [
+        f"U+{code:04X}"
+        for code in range(0x110000)
+        if textsafe.unsafe(chr(code)) and missed_by(chr(code))
+    ]
+    assert missed == []
+    probe = "".join(chr(c) for c in range(0x80, 0x110000) if textsafe.unsafe(chr(c)))
+    assert unsafe_chars(textsafe.json_text(json.dumps(probe, ensure_ascii=False))) == []
