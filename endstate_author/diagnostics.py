@@ -56,6 +56,11 @@ class Diagnostic:
     pointer: tuple[str | int, ...] | None = None
     """Where in task.json the finding is, as a JSON path (``("graders", 2)``), when it is about
     a node of it: an editor re-places it on its buffer, which may have moved since."""
+    counterexample: dict[str, Any] | None = None
+    """A surviving mutant's evidence (prove's ES911: the call, both outcomes, the ready
+    assertion, the called name's module): on the finding itself, so a consumer of the
+    findings (JSON, the editor's "add this check to the holdout") need not join them with
+    prove's checks."""
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (str(self.file), self.line, self.column, self.code)
@@ -73,6 +78,8 @@ class Diagnostic:
         }
         if self.pointer is not None:
             data["pointer"] = list(self.pointer)
+        if self.counterexample is not None:
+            data["counterexample"] = self.counterexample
         return data
 
 

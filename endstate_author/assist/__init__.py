@@ -33,6 +33,7 @@ from endstate_author.assist.hover import HoverInfo, hover
 from endstate_author.assist.links import DocumentLink, Location, definition, document_links
 from endstate_author.assist.outline import Symbol, document_symbols
 from endstate_author.assist.paths import fixture_paths, path_target, task_root_of
+from endstate_author.assist.ready_test import ready_tests
 from endstate_author.assist.vocabulary import (
     CATEGORY_TEXT,
     MAX_DOCUMENT_BYTES,
@@ -75,6 +76,7 @@ __all__ = [
     "model_fields",
     "path_target",
     "quick_fixes",
+    "ready_tests",
     "short_name",
     "task_root_of",
     "utf16_column",

@@ -216,6 +216,12 @@ def render_text(
             if d.column - 1 <= len(shown):
                 caret = " " * (d.column - 1) + "^" * max(1, min(width, len(shown) - d.column + 1))
                 console.print(f"           [dim]│[/] [{style}]{caret}[/]")
+        ready = (d.counterexample or {}).get("assertion")
+        if isinstance(ready, str) and ready:
+            # the ready test (prove's counterexample), to paste into a holdout test
+            console.print(f"{_INDENT}[dim]add to a holdout test:[/]")
+            for part in ready.splitlines():
+                console.print(f"{_INDENT}  {escape(textsafe.one_line(part))}")
     if summary:
         if diagnostics:
             console.print()

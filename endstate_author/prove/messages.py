@@ -184,5 +184,9 @@ def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnost
         first = results[0]
         severity: Severity = first.severity if first.outcome == "fail" else "error"
         text = message(code, results, also)
-        out.append(diagnostic_at(task_root, code, text, index, severity, path, line))
+        found = diagnostic_at(task_root, code, text, index, severity, path, line)
+        if len(results) == 1 and first.counterexample is not None:
+            mutant = first.check.split()[1] if first.check.startswith("mutant ") else None
+            found.counterexample = {**first.counterexample, "mutant_id": mutant}
+        out.append(found)
     return out

@@ -60,6 +60,8 @@ def read_prove(
                 end_column=_int(item.get("end_column"), _int(item.get("column"), 1)),
                 pointer=tuple(p for p in pointer if isinstance(p, str | int))
                 if isinstance(pointer, list) else None,
+                counterexample=example if isinstance(
+                    example := item.get("counterexample"), dict) else None,
             )
         )
     checks = [

@@ -5,12 +5,20 @@ quick fixes for its findings in other files of the task (ES601 in a holdout test
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from endstate_author.assist import Action, fix_all, mandatory_assertions, quick_fixes, task_root_of
+from endstate_author.assist import (
+    Action,
+    fix_all,
+    mandatory_assertions,
+    quick_fixes,
+    ready_tests,
+    task_root_of,
+)
 from endstate_author.diagnostics import TextEdit
 from endstate_lsp.convert import Lines, overlaps, path_to_uri, to_lsp, uri_to_path
 from endstate_lsp.documents import TaskDocument
@@ -102,11 +110,22 @@ def other_file_actions(ls: EndstateServer, params: lsp.CodeActionParams) -> list
     diags = [d for d in ls.diagnostics.findings(manifest.uri) if d.file.resolve() == here]
     lines = ls.documents.file_lines(path)
     out = []
-    for action in quick_fixes(diags):
+    for action in [*quick_fixes(diags), *ready_tests(root, diags, open_text(ls))]:
         lsp_diags = [to_lsp(d, lines) for d in action.diagnostics]
         if any(overlaps(d.range, params.range) for d in lsp_diags):
             out.append(to_code_action(ls, action, manifest, lsp_diags, lsp.CodeActionKind.QuickFix))
     return out
+
+
+def open_text(ls: EndstateServer) -> Callable[[Path], bytes | None]:
+    """An open file's text as the editor has it, unsaved changes included (None for a file
+    not open): the edits' offsets are the buffer's, which the versioned edit applies to."""
+
+    def read(path: Path) -> bytes | None:
+        buffer = ls.documents.buffer(path_to_uri(path))
+        return buffer.data if buffer is not None and buffer.version is not None else None
+
+    return read
 
 
 def register(ls: EndstateServer) -> None:
