@@ -140,11 +140,11 @@ def _bound_names(nodes: list[ast.AST]) -> set[str]:
 
 @rule("ES510", "raises-any-exception", "warning")
 def raises_any_exception(ctx: TaskContext) -> Iterator[Diagnostic]:
-    """`assertRaises`/`assertRaisesRegex`/`pytest.raises` with `Exception` or `BaseException`.
+    """An `assertRaises`, `assertRaisesRegex` or `pytest.raises` that accepts any Exception.
 
     ## What it checks
-    Each such call in the task's test files (as a context manager or with a callable),
-    alone or in a tuple of exception types. A message pattern that rules some messages
+    Each such call in the task's test files (as a context manager or with a callable) whose
+    exception is `Exception` or `BaseException`, alone or in a tuple of exception types. A message pattern that rules some messages
     out (`assertRaisesRegex(Exception, "must be positive")`, `match=`) narrows it enough.
 
     ## Why it matters

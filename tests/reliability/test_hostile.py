@@ -111,10 +111,12 @@ def test_prove_refuses_a_task_with_escaping_links(
     code, report, err = _prove_json(
         [str(linked_task), "--sandbox", "local", "--only", "directions"], tmp_path / "run"
     )
-    assert code == 2, err  # unassessed: neither a pass nor a fail
-    checks = report["tasks"][0]["checks"]
-    assert checks and all(c["outcome"] == "unassessed" for c in checks), checks
-    assert all("points outside" in c["detail"] for c in checks), checks
+    # one cause, one message (issue 46): lint's ES410, once, and nothing else checked —
+    # never a pass, and no sandbox ever copies the link
+    assert code == 1, err
+    [check] = report["tasks"][0]["checks"]
+    assert check["outcome"] == "fail" and "(ES410 at " in check["detail"], check
+    assert {d["code"] for d in report["diagnostics"]} == {"ES410"}, report["diagnostics"]
     assert tree_digest(outside) == before
     assert tree_digest(linked_task) == task_before
     assert not list((tmp_path / "run" / "tmp").iterdir())
