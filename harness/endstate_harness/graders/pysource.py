@@ -103,7 +103,9 @@ class Binding:
     or ``match`` of it): one that runs whenever the scope's body runs."""
 
 
-def scope_bindings(body: list[ast.stmt], *, module: bool = True) -> dict[str, list[Binding]]:
+def scope_bindings(
+    body: list[ast.stmt], *, module: bool = True, nodes: list[ast.AST] | None = None
+) -> dict[str, list[Binding]]:
     """Every binding of every name in the scope whose statements are ``body``, in source
     order: its statements and those of the blocks they hold, walruses anywhere in their
     expressions (comprehensions included: a walrus there binds in the scope), and, for a
@@ -127,9 +129,9 @@ def scope_bindings(body: list[ast.stmt], *, module: bool = True) -> dict[str, li
                     add(alias.asname or alias.name.split(".")[0], line, "import", stmt, top)
         elif isinstance(stmt, ast.Global):
             pass  # a module's own ``global`` binds nothing
-        nodes = _scope_expressions(stmt)
-        walrus = {id(n.target) for n in nodes if isinstance(n, ast.NamedExpr)}
-        for node in nodes:
+        own = _scope_expressions(stmt)
+        walrus = {id(n.target) for n in own if isinstance(n, ast.NamedExpr)}
+        for node in own:
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
                     and id(node) not in walrus:
                 add(node.id, line, _how(stmt, node), stmt, top)
@@ -144,7 +146,7 @@ def scope_bindings(body: list[ast.stmt], *, module: bool = True) -> dict[str, li
         for inner in reversed(_blocks(stmt)):
             stack.append((inner, False))
     if module:
-        for node in _every_node(body):
+        for node in every_node(body) if nodes is None else nodes:
             if isinstance(node, ast.Global):
                 for name in node.names:
                     add(name, node.lineno, "a global declaration in a function", node, False)
@@ -215,7 +217,7 @@ def _scope_expressions(stmt: ast.stmt) -> list[ast.AST]:
     return out
 
 
-def _every_node(body: list[ast.stmt]) -> list[ast.AST]:
+def every_node(body: list[ast.stmt]) -> list[ast.AST]:
     out: list[ast.AST] = []
     stack: list[ast.AST] = list(body)
     while stack:
@@ -238,7 +240,9 @@ MODULE_LOADERS = frozenset({"import_module", "reload", "__import__"})
 """Calls that hand back a module object by a string (``importlib.import_module(__name__)``)."""
 
 
-def written_by_name(tree: ast.Module) -> list[tuple[int, str]]:
+def written_by_name(
+    tree: ast.Module, nodes: list[ast.AST] | None = None
+) -> list[tuple[int, str]]:
     """Where code of the module can change what a name holds without a statement that binds
     it, or runs text no reader sees: ``globals()``, ``vars()``, ``locals()``, ``exec``,
     ``eval``, ``__import__``, ``importlib.import_module``/``reload``, ``sys.modules`` (by any
@@ -246,7 +250,7 @@ def written_by_name(tree: ast.Module) -> list[tuple[int, str]]:
     (:data:`REFLECTIVE_ATTRIBUTES`, read or written, also through ``getattr``), and
     ``getattr``/``setattr``/``delattr`` with a computed name on a module object (a name an
     import binds) or, for the last two, on anything. (line, what) in source order."""
-    nodes = _every_node(tree.body)
+    nodes = every_node(tree.body) if nodes is None else nodes
     modules = {"sys"} | {a.asname or a.name.split(".")[0]
                          for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
                          for a in n.names}
@@ -304,11 +308,14 @@ def attribute_writes(tree: ast.Module, name: str) -> list[int]:
     return written_attributes(tree).get(name, [])
 
 
-def written_attributes(tree: ast.Module) -> dict[str, list[int]]:
+def written_attributes(
+    tree: ast.Module, nodes: list[ast.AST] | None = None
+) -> dict[str, list[int]]:
     """Every attribute name the module's code writes or deletes (see
-    :func:`attribute_writes`), with the lines, in order."""
+    :func:`attribute_writes`), with the lines, in order (``nodes``: :func:`every_node` of
+    the module, when the caller has it)."""
     out: dict[str, list[int]] = {}
-    for node in _every_node(tree.body):
+    for node in every_node(tree.body) if nodes is None else nodes:
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             out.setdefault(node.attr, []).append(node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (

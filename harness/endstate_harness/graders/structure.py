@@ -19,7 +19,7 @@ from endstate_harness.graders import pyast
 from endstate_harness.graders.codeshape import always_calls, first_copy, reachable_calls
 from endstate_harness.graders.pysource import (
     Binding,
-    attribute_writes,
+    every_node,
     is_python,
     python_text,
     scope_bindings,
@@ -106,10 +106,11 @@ def delegates_to(
         return f"{path}: {function} delegates to {to}"
 
     source = _read_module(sandbox, path)
+    others = _other_modules(sandbox, source) if not source.error else []
     checks = []
     for function in functions or []:
         why = source.error or _delegation_problem(
-            sandbox, source, function, to, min_copy_nodes, uses_result, every_path)
+            sandbox, source, others, function, to, min_copy_nodes, uses_result, every_path)
         checks.append(Check(name=label_of(function), passed=not why,
                             detail=why or f"{function} calls {to} and carries no copy of it"))
     if not checks:
@@ -125,6 +126,7 @@ class _Source:
     error: str = ""
     names: dict[str, list[Binding]] = field(default_factory=dict)  # every module binding
     dynamic: list[tuple[int, str]] = field(default_factory=list)  # namespace written by name
+    attributes: dict[str, list[int]] = field(default_factory=dict)  # attribute names written
 
 
 def _read_module(sandbox: Sandbox, path: str) -> _Source:
@@ -145,7 +147,9 @@ def _read_module(sandbox: Sandbox, path: str) -> _Source:
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return _Source(rel, error=f"{rel} does not parse{where}: {exc}")
-    return _Source(rel, tree, names=scope_bindings(tree.body), dynamic=written_by_name(tree))
+    nodes = every_node(tree.body)
+    return _Source(rel, tree, names=scope_bindings(tree.body, nodes=nodes),
+                   dynamic=written_by_name(tree, nodes), attributes=written_attributes(tree, nodes))
 
 
 def _shadowed(sandbox: Sandbox, rel: str) -> str:
@@ -167,15 +171,19 @@ def _shadowed(sandbox: Sandbox, rel: str) -> str:
     return ""
 
 
-def _rebound_elsewhere(sandbox: Sandbox, source: _Source, name: str) -> str:
+def _other_modules(sandbox: Sandbox, source: _Source) -> list[tuple[str, "_Summary"]]:
+    """Every other Python module of the end state with what :func:`_rebound_elsewhere`
+    reads of it (read once per grading)."""
+    return [(rel, _summary(rel, text)) for rel, text in sorted(sandbox.end_state_files().items())
+            if rel != source.path and is_python(rel)]
+
+
+def _rebound_elsewhere(others: list[tuple[str, "_Summary"]], source: _Source, name: str) -> str:
     """Why another module of the end state may replace ``name`` of ``source`` when it runs:
     it is Python the interpreter decodes otherwise than as UTF-8 (what it does cannot be
     read), it writes an attribute of that name (``money.format.format_usd = ...``), or it
     reaches names at run time (``vars(module)[...]``, ``setattr`` with a computed name)."""
-    for rel, text in sorted(sandbox.end_state_files().items()):
-        if rel == source.path or not is_python(rel):
-            continue
-        refused, dynamic, attributes = _summary(rel, text)
+    for rel, (refused, dynamic, attributes) in others:
         if refused:
             return f"another module of the end state cannot be read: {refused}"
         if name in attributes:
@@ -208,7 +216,8 @@ def _summary(rel: str, text: str) -> _Summary:
             except (SyntaxError, ValueError):
                 tree = None  # a module that does not parse runs nothing
             if tree is not None:
-                found = ("", written_by_name(tree), written_attributes(tree))
+                nodes = every_node(tree.body)
+                found = ("", written_by_name(tree, nodes), written_attributes(tree, nodes))
         if len(_SUMMARIES) >= 512:
             _SUMMARIES.clear()
         _SUMMARIES[key] = found
@@ -216,26 +225,25 @@ def _summary(rel: str, text: str) -> _Summary:
 
 
 def _delegation_problem(
-    sandbox: Sandbox, source: _Source, function: str, to: str, min_nodes: int,
-    uses_result: bool, every_path: bool,
+    sandbox: Sandbox, source: _Source, others: list[tuple[str, _Summary]], function: str,
+    to: str, min_nodes: int, uses_result: bool, every_path: bool,
 ) -> str:
     node, cls, why = _find_function(source, function)
     if why:
         return why
     if node is None:
         return f"{source.path} has no function {function}"
-    elsewhere = _rebound_elsewhere(sandbox, source, function.rpartition(".")[2])
+    elsewhere = _rebound_elsewhere(others, source, function.rpartition(".")[2])
     if elsewhere:
         return elsewhere
     callee = _find_callee(sandbox, source, cls, to)
     if isinstance(callee, str):
         return callee
-    assert source.tree is not None
-    writes = attribute_writes(source.tree, callee.definition.name)
+    writes = source.attributes.get(callee.definition.name, [])
     if writes:  # ``self.to = ...`` or ``module.to = ...``: the call reaches that instead
         return (f"{source.path} writes an attribute named {callee.definition.name} (line "
                 f"{writes[0]}): it can replace {to} when the function calls it")
-    elsewhere = _rebound_elsewhere(sandbox, source, callee.definition.name)
+    elsewhere = _rebound_elsewhere(others, source, callee.definition.name)
     if elsewhere:
         return elsewhere
     calls = reachable_calls(node, callee.matches)
@@ -310,7 +318,7 @@ def _find_function(
     if decorated:
         return None, cls, (f"{function} is decorated with @{decorated}: the name holds what the "
                            f"decorator returns, which the source does not say")
-    writes = attribute_writes(source.tree, name)
+    writes = source.attributes.get(name, [])
     if writes:
         return None, cls, (f"{source.path} writes an attribute named {name} (line {writes[0]}):"
                            f" it can replace {function} when it runs")
