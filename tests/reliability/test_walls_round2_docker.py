@@ -113,6 +113,15 @@ LAUNCH = (
     "n=0; while [ ! -e .ready ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done; "
     "echo launched"
 )
+WARM_LAUNCH = (
+    "python3 -c 'import os, subprocess, time; subprocess.Popen([\"setsid\", \"python3\", "
+    "\"swapper.py\", \"forge\", \"{race}\", \"{secret}\", \"{decoy}\"], "
+    "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+    "[time.sleep(0.01) for _ in range(1000) if not os.path.exists(\".ready\")]; "
+    "print(\"launched\")'"
+)
+"""A Python run the sandbox forks from its warm interpreter (a run the runner or the local
+zygote starts, not the shell wrapper), which forges the keeper file too."""
 KILL_WRAPPER = "; w=$(cut -d' ' -f4 /proc/$PPID/stat); kill -9 $w; sleep 1"
 """The command's shell's parent is timeout(1), whose parent is the wrapper that sweeps."""
 
@@ -159,8 +168,9 @@ def _attack(box: TreeSandbox, scene: Scene, mode: str, race: str) -> None:
     """Launch the swapper as the agent's command would, then seal, stage the holdout and run
     three grading commands (three rewrites of the tree), checking each promise."""
     box.write_text("swapper.py", SWAPPER)
-    command = LAUNCH.format(mode=mode if mode in ("forge", "unlink") else "none", race=race,
-                            secret=scene.secret, decoy=scene.decoy)
+    command = (WARM_LAUNCH if mode == "warm" else LAUNCH).format(
+        mode=mode if mode in ("forge", "unlink") else "none", race=race, secret=scene.secret,
+        decoy=scene.decoy)
     if mode in ("wrapper", "exec"):
         command += KILL_WRAPPER
     launched = box.run(command, timeout_s=30)
@@ -196,7 +206,7 @@ def no_runner(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.mark.docker
 @pytest.mark.parametrize("race", ["read", "write"])
-@pytest.mark.parametrize("mode", ["forge", "unlink", "wrapper"])
+@pytest.mark.parametrize("mode", ["forge", "unlink", "wrapper", "warm"])
 def test_docker_nothing_outlives_a_command_and_the_host_acts_on_a_still_tree(
     scene: Scene, docker_image: str, mode: str, race: str
 ) -> None:
@@ -310,8 +320,12 @@ def test_docker_no_process_a_sweep_spares_can_be_traced(
 # -------------------------------------------------------------------------------------- local
 
 @pytest.mark.parametrize("race", ["read", "write"])
-def test_local_behind_walls_nothing_outlives_a_command(scene: Scene, race: str) -> None:
+@pytest.mark.parametrize("mode", ["forge", "warm"])
+def test_local_behind_walls_nothing_outlives_a_command(
+    scene: Scene, mode: str, race: str
+) -> None:
+    """Each command's PID namespace dies with it (fresh or forked warm): nothing to forge."""
     require_walls()
     assert hasattr(ctypes.CDLL(None), "renameat2")
     with LocalSandbox(scene.fixture, walls=True) as box:
-        _attack(box, scene, "forge", race)
+        _attack(box, scene, mode, race)
