@@ -370,3 +370,56 @@ def test_a_failing_judge_check_names_each_test_and_why(runs: tuple[Path, Path, s
     # a subtest's parameters (here a case's text, with tabs and newlines) stay on one line
     assert re.search(r"HeldOutWrapTest\.test_cases \[[^\n]*\] \(tests/test_holdout_wrap\.py:1\d\)",
                      html)
+
+
+def test_cost_is_unknown_never_zero_and_absent_for_a_scripted_agent(
+    runs: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """Issue 46 item 5: the oracle and the scripted provider call no model, so their
+    reports show no cost at all; a model with no price is "unknown", never $0.0000, also
+    when no run could be priced because every run errored."""
+    oracle, idle, console_out = runs
+    for folder in (oracle, idle):
+        assert "USD" not in (folder / "report.md").read_text()
+        assert "USD" not in (folder / "report.html").read_text()
+    assert "USD" not in console_out
+    suite = SuiteResult(model="gpt-x", provider="openai", results=[
+        TaskResult(task_id="t", category="bug-fix", passed=False, error="the endpoint failed",
+                   model="gpt-x"),
+    ])
+    data = results_json(suite)
+    summary = data["summary"]
+    assert summary["cost_usd"] is None and summary["model_called"] is True
+    page = render_report(Run(tmp_path, data, data["results"]))
+    assert "$0.0000" not in page and "unknown" in page
+
+
+def test_compare_says_when_the_runs_used_different_sandboxes(
+    runs: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    oracle, idle, _ = runs
+    same = cli("eval", "compare", str(oracle), str(idle))
+    assert "sandbox: both runs" in same.stdout and "DIFFERENT" not in same.stdout
+    moved = tmp_path / "docker-run"
+    shutil.copytree(idle, moved)
+    data = json.loads((moved / "results.json").read_text())
+    data["sandbox"], data["walls"] = "docker", "docker"
+    data["sandbox_image"] = "endstate-sandbox:test"
+    (moved / "results.json").write_text(json.dumps(data))
+    page = tmp_path / "compare.html"
+    proc = cli("eval", "compare", str(oracle), str(moved), "--html", str(page))
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())
+    assert "DIFFERENT sandboxes" in flat and "B ran docker" in flat, flat
+    assert "DIFFERENT sandboxes" in page.read_text()
+
+
+def test_the_report_holds_no_script(runs: tuple[Path, Path, str], tmp_path: Path) -> None:
+    """The guide says report.html has no script: pygal's inlined configuration script is
+    taken out of every chart."""
+    from endstate_author.evalreport import charts
+
+    svg = charts.pass_rate_by_category({"a": 0.5, "b": 1.0})
+    assert "<svg" in svg and "<script" not in svg.lower()
+    oracle, _, _ = runs
+    assert "<script" not in (oracle / "report.html").read_text().lower()

@@ -16,6 +16,7 @@ from endstate_author.evalreport.compare import (
     NothingToCompare,
     compare,
     describe_difference,
+    sandbox_line,
 )
 from endstate_author.evalreport.html import render_compare, write
 from endstate_author.evalreport.run import RunError, load_run
@@ -38,6 +39,7 @@ def print_comparison(c: Comparison, console: Console) -> None:
     console.print(Text(f"A: {one_line(c.a.label)}\nB: {one_line(c.b.label)}"))
     console.print(f"tasks passed: A {pa}/{na}, B {pb}/{nb}")
     console.print(f"pass rate, B - A: {describe_difference(c)}")
+    console.print(Text(one_line(sandbox_line(c))))
     flips = Table(title="Tasks that flipped", title_justify="left", show_edge=False)
     for name in ("task", "A", "B", "task content"):
         flips.add_column(name, no_wrap=True)

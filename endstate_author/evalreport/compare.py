@@ -171,6 +171,16 @@ def _per_run(total_a: float, runs_a: int, total_b: float, runs_b: int) -> tuple[
     return ma, mb, None if ma is None or mb is None else mb - ma
 
 
+def sandbox_line(c: Comparison) -> str:
+    """Where each run's code ran, and a warning when that differs: a pass rate measured in
+    Docker and one measured without walls are not the same measurement."""
+    a, b = c.a.where, c.b.where
+    if a == b:
+        return f"sandbox: both runs {a}"
+    return (f"sandbox: A ran {a}, B ran {b}: DIFFERENT sandboxes (a difference may be the "
+            "sandbox's, not the model's)")
+
+
 def describe_difference(c: Comparison) -> str:
     """``+12 points (95% CI -8 to +31): not distinguishable from no change`` or similar."""
     if c.difference is None:

@@ -39,14 +39,17 @@ def _num(value: float | None, fmt: str = "{:.2f}") -> str:
 def summary_table(run: Run) -> Table:
     s = run.summary
     cost = s.get("cost_per_run_usd")
+    priced = s.get("model_called", True)  # a scripted agent's run has no cost to show
     table = Table(title="Summary", title_justify="left", show_edge=False)
-    for name in ("pass rate", "median steps", "tokens", "USD/run", "p50 latency", "p95 latency"):
+    names = ["pass rate", "median steps", "tokens", *(["USD/run"] if priced else []),
+             "p50 latency", "p95 latency"]
+    for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     table.add_row(
         f"{_pct(s.get('pass_rate'))} ({s.get('passed', 0)}/{s.get('assessed', 0)})",
         _num(s.get("median_steps"), "{:g}"),
         f"{s.get('total_tokens', 0):,}" + (" (est.)" if s.get("tokens_estimated") else ""),
-        "unknown" if cost is None else f"${cost:.4f}",
+        *(["unknown" if cost is None else f"${cost:.4f}"] if priced else []),
         units.seconds(s.get("latency_p50_s")),
         units.seconds(s.get("latency_p95_s")),
     )

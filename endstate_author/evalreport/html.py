@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from endstate_author.evalreport import charts, units
-from endstate_author.evalreport.compare import Comparison, describe_difference
-from endstate_author.evalreport.results import expected_failure, percentile
+from endstate_author.evalreport.compare import Comparison, describe_difference, sandbox_line
+from endstate_author.evalreport.results import SCRIPTED_PROVIDERS, expected_failure, percentile
 from endstate_author.evalreport.run import Run, failing_checks, verdict
 
 CSS = """
@@ -118,7 +118,7 @@ def _latencies(run: Run) -> list[float]:
     return [float(x) for r in run.rows for x in (r.get("latencies_s") or [])]
 
 
-SCRIPTED = ("oracle", "scripted")
+SCRIPTED = SCRIPTED_PROVIDERS
 """Providers that call no model: their latencies are the scripted agent's, microseconds."""
 
 
@@ -157,7 +157,8 @@ def _cards(run: Run) -> list[str]:
         _stat("errors (not assessed)", str(s.get("errors", 0))),
         _stat("median steps", str(s.get("median_steps", "n/a"))),
         _stat("tokens", f"{int(s.get('total_tokens', 0)):,}{estimated}"),
-        _stat("USD per run", "unknown" if cost is None else f"${cost:.4f}"),
+        *([_stat("USD per run", "unknown" if cost is None else f"${cost:.4f}")]
+          if s.get("model_called", True) else []),
         _stat(f"p50 {latency}", units.seconds(s.get("latency_p50_s"))),
         _stat(f"p95 {latency}", units.seconds(s.get("latency_p95_s"))),
         "</div>",
@@ -210,6 +211,8 @@ def _distributions(run: Run) -> list[str]:
         else ["USD per run (no price for this model: eval --prices)", "0", *["unknown"] * 4],
         [label, *_spread(latencies, units.seconds)],
     ]
+    if not run.summary.get("model_called", True):
+        rows = [row for row in rows if not str(row[0]).startswith("USD")]
     out = [
         "<h2>Distributions</h2>",
         _table(
@@ -303,6 +306,8 @@ def render_compare(c: Comparison) -> str:
         _stat("tasks flipped", str(len(c.flipped))),
         "</div>",
         f"<p><b>Pass rate, B − A:</b> {escape(describe_difference(c))}</p>",
+        f'<p class="{"FAIL" if c.a.where != c.b.where else "meta"}">'
+        f"{escape(sandbox_line(c))}</p>",
         _chart(charts.paired_rates(rates_a, rates_b, ("A", "B"))),
         "<h2>Tasks that flipped</h2>",
         "<table><thead><tr><th>task</th><th>A</th><th>B</th><th>task content</th></tr></thead>"

@@ -84,6 +84,11 @@ def _rate(passed: int, total: int) -> float | None:
     return None if total == 0 else passed / total
 
 
+SCRIPTED_PROVIDERS = ("oracle", "scripted")
+"""Providers that call no model: a run of theirs costs nothing to price, so the report shows
+no cost at all (not "unknown", not $0) and says its latencies are the scripted agent's."""
+
+
 def summarise_suite(suite: SuiteResult, prices: Prices | None = None) -> dict[str, Any]:
     """The numbers of the report, as plain JSON-able values."""
     prices = prices or {}
@@ -100,7 +105,9 @@ def summarise_suite(suite: SuiteResult, prices: Prices | None = None) -> dict[st
     unpriced = sorted(
         {r.model or "(unknown)" for r in results if r.steps and prices.get(r.model) is None}
     )
-    total_cost = None if unpriced or not results else sum(known, Decimal(0))
+    # a price for every run that called a model, or no total: a sum over no priced run is
+    # not $0 (an eval with no prices, or where every run errored, has an unknown cost)
+    total_cost = None if unpriced or not known else sum(known, Decimal(0))
     per_task: dict[str, list[TaskResult]] = defaultdict(list)
     for r in results:
         per_task[r.task_id].append(r)
@@ -138,6 +145,7 @@ def summarise_suite(suite: SuiteResult, prices: Prices | None = None) -> dict[st
         "output_tokens": sum(r.usage.output_tokens for r in results),
         "total_tokens": sum(r.usage.total_tokens for r in results),
         "tokens_estimated": any(r.usage_estimated for r in results),
+        "model_called": suite.provider not in SCRIPTED_PROVIDERS,
         "cost_usd": None if total_cost is None else float(total_cost),
         "cost_per_run_usd": None if total_cost is None else float(total_cost / len(results)),
         "unpriced_models": unpriced,
@@ -240,6 +248,7 @@ def render_markdown(
     where = where_ran(suite.sandbox, (facts or RunFacts()).sandbox.get("image"), suite.walls)
     est = " (est.)" if s["tokens_estimated"] else ""
     cost = "unknown" if s["cost_per_run_usd"] is None else f"${s['cost_per_run_usd']:.4f}"
+    priced = s["model_called"]
     lines = [
         f"# Eval report: {_cell(suite.model or 'unknown model')}",
         "",
@@ -250,13 +259,16 @@ def render_markdown(
         "",
         "## Summary",
         "",
-        "| pass rate | median steps | input tok | output tok | USD/run | p50 latency "
-        "| p95 latency | compactions/run | denied | unsettled |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| pass rate | median steps | input tok | output tok | "
+        + ("USD/run | " if priced else "")
+        + "p50 latency | p95 latency | compactions/run | denied | unsettled |",
+        "| --- | --- | --- | --- | " + ("--- | " if priced else "")
+        + "--- | --- | --- | --- | --- |",
         f"| {_pct(s['pass_rate'])} ({s['passed']}/{s['assessed']}) | "
         f"{_num(s['median_steps'], '{:g}')} | {s['input_tokens']:,}{est} | "
         f"{s['output_tokens']:,}{est} | "
-        f"{cost} | {units.seconds(s['latency_p50_s'])} | {units.seconds(s['latency_p95_s'])} "
+        + (f"{cost} | " if priced else "")
+        + f"{units.seconds(s['latency_p50_s'])} | {units.seconds(s['latency_p95_s'])} "
         f"| {_num(s['compaction_events_per_run'])} | {s['denied_calls']} | "
         f"{s['unsettled_calls']} |",
     ]
@@ -266,7 +278,7 @@ def render_markdown(
             "Token counts include chars/4 estimates (scripted runs, or no usage "
             "reported by the provider).",
         ]
-    if s["unpriced_models"]:
+    if s["unpriced_models"] and priced:
         unpriced = _cell(", ".join(s["unpriced_models"]))
         lines += ["", f"Cost unknown: no price for {unpriced}."]
     lines += [
