@@ -27,9 +27,7 @@ from endstate_harness.sandbox.scratch import SCRATCH_PREFIX
 from endstate_harness.sandbox.snapshot import (
     END_STATE_PRUNED,
     Snapshot,
-    delete_compiled_caches,
     read_snapshot,
-    take_ownership,
 )
 
 FIXTURE_PRUNED = PRUNED_NAMES | END_STATE_PRUNED
@@ -328,10 +326,9 @@ class TreeSandbox(Sandbox):
                     self._problem = "the live tree is gone: the agent's code removed or moved it"
                     self._sealed_snapshot = Snapshot()
                 else:
-                    take_ownership(live)
-                    delete_compiled_caches(live)
                     try:
-                        self._sealed_snapshot = read_snapshot(live)
+                        # One walk: ownership granted, compiled caches deleted, tree read.
+                        self._sealed_snapshot = read_snapshot(live, seal=True)
                     except EndStateError as exc:
                         self._problem = str(exc)
                         self._sealed_snapshot = Snapshot()

@@ -229,9 +229,14 @@ def _walk_order(rel: str) -> tuple[tuple[str, ...], str]:
 
 
 def read_snapshot(
-    root: Path, *, prune: frozenset[str] = END_STATE_PRUNED, limit: int = MAX_SNAPSHOT_BYTES
+    root: Path, *, prune: frozenset[str] = END_STATE_PRUNED, limit: int = MAX_SNAPSHOT_BYTES,
+    seal: bool = False,
 ) -> Snapshot:
     """Read the tree under ``root`` into memory without following any link.
+
+    With ``seal`` (the end state's seal) the same walk first does, folder by folder, what
+    :func:`take_ownership` and :func:`delete_compiled_caches` do: one walk of the tree, not
+    three.
 
     Through directory descriptors (:mod:`endstate_harness.sandbox.fdtree`): depth and path
     length do not matter, and every name is opened relative to its folder with
@@ -250,8 +255,10 @@ def read_snapshot(
     snap = Snapshot()
     total = 0
     try:
-        levels = fdtree.walk(os.open(base, fdtree.DIR_FLAGS), prune)
+        levels = fdtree.walk(fdtree.open_root(base, grant=seal), prune, grant=seal)
         for level in levels:
+            if seal:
+                _clean_level(level, grant=True)
             for name, st in level.entries:
                 rel = level.prefix + name
                 total += _read_entry(snap, level.fd, rel, name, st, limit - total)
@@ -332,22 +339,39 @@ def delete_compiled_caches(root: Path) -> list[str]:
     """
     deleted: list[str] = []
     for level in fdtree.walk(os.open(root, fdtree.DIR_FLAGS)):
-        deleted.extend(_unlink_compiled(level.fd, level.prefix, level.entries))
-        for name in [n for n in level.subdirs if n == "__pycache__"]:
-            try:
-                inner = fdtree.open_subdir(level.fd, name)
-            except OSError:
-                continue
+        deleted.extend(_clean_level(level, grant=False))
+    return deleted
+
+
+def _clean_level(level: fdtree.Level, *, grant: bool) -> list[str]:
+    """In one folder of a walk: delete its compiled files, empty its ``__pycache__`` of them
+    (removed when nothing else is in it, and not entered then), with ``grant`` give the owner
+    read and write on its files; the entries left are what the folder holds now."""
+    deleted = _unlink_compiled(level.fd, level.prefix, level.entries)
+    gone = {rel.rpartition("/")[2] for rel in deleted}
+    if "__pycache__" in level.subdirs:
+        try:
+            inner = fdtree.open_subdir(level.fd, "__pycache__", grant=grant)
+        except OSError:
+            inner = None
+        if inner is not None:
             try:
                 found = fdtree.list_dir(inner)
-                deleted.extend(_unlink_compiled(inner, f"{level.prefix}{name}/", found))
+                deleted.extend(_unlink_compiled(inner, f"{level.prefix}__pycache__/", found))
             finally:
                 os.close(inner)
             try:
-                os.rmdir(name, dir_fd=level.fd)
-                level.subdirs.remove(name)
+                os.rmdir("__pycache__", dir_fd=level.fd)
+                level.subdirs.remove("__pycache__")
+                gone.add("__pycache__")
             except OSError:
                 pass  # not empty (sources in it): kept, and graded like any folder
+    if gone:
+        level.entries = [(n, st) for n, st in level.entries if n not in gone]
+    if grant:
+        for name, st in level.entries:
+            if stat.S_ISREG(st.st_mode):  # folders are granted as the walk enters them
+                _grant(level.fd, name, st.st_mode, stat.S_IRUSR | stat.S_IWUSR)
     return deleted
 
 

@@ -303,11 +303,22 @@ def read_file_at(fd: int, name: str, limit: int = -1) -> bytes:
     """
     handle = os.open(name, fdtree.FILE_FLAGS, dir_fd=fd)
     try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (any more)", name)
-        os.set_blocking(handle, True)
-        with os.fdopen(os.dup(handle), "rb") as fh:
-            return fh.read() if limit < 0 else fh.read(limit + 1)
+        # Sized by fstat: one read takes the whole file, the next sees its end (a read sized
+        # by the limit would allocate the limit, 512 MiB, for every file).
+        cap = -1 if limit < 0 else limit + 1
+        parts: list[bytes] = []
+        total, step = 0, info.st_size + 1
+        while cap < 0 or total < cap:
+            chunk = os.read(handle, step if cap < 0 else min(step, cap - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+            step = 1 << 20
+        return parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(handle)
 
