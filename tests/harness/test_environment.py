@@ -271,6 +271,16 @@ def test_a_link_named_with_the_resolution_marker_leaves_a_failure_a_failure_in_e
     assert not result.passed and not result.error, result
 
 
+@pytest.mark.docker
+def test_the_same_in_docker(tmp_path: Path, docker_image: str) -> None:
+    task = _marked_link_task(tmp_path)
+    steps = task_oracle_steps(task)
+    result = run_task(task, provider_factory=lambda t: ScriptedProvider(steps),
+                      sandbox=SandboxChoice("docker", docker_image))
+    assert f"{MARKED}: cannot resolve: " in result.reason, result
+    assert not result.passed and not result.error, result
+
+
 def test_a_link_named_with_the_resolution_marker_leaves_a_failure_a_failure_in_prove(
     tmp_path: Path,
 ) -> None:
