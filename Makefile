@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test setup system lint-self docs clean
+.PHONY: run test setup system lint-self docs clean web-assets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ test: setup system lint-self
 docs: setup
 	$(BIN)/python scripts/gen_rule_docs.py
 	$(BIN)/mkdocs build --strict
+
+# prove --mutation-report's HTML view in a checkout: the pinned web component, fetched with npm
+# (a wheel carries it: hatch_build.py fetches it at build time)
+web-assets:
+	$(PYTHON) scripts/web_assets.py endstate_author/data/web
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -1,13 +1,22 @@
-"""Hatch build hook: the wheel carries the editor files under ``endstate_author/data/editors/``.
+"""Hatch build hook: the wheel carries the editor files under ``endstate_author/data/editors/``
+and the mutation report's web component under ``endstate_author/data/web/``.
 
-``endstate-author editor path NAME`` finds them there in an installed wheel (and in the
-checkout's ``editors/`` folder in a development install, where this hook does not run).
+``endstate-author editor path NAME`` finds the editor files there in an installed wheel (and in
+the checkout's ``editors/`` folder in a development install, where this hook does not run).
+``prove --mutation-report`` finds the component there: fetched with npm at build time
+(``scripts/web_assets.py``: the pinned version, its integrity checked), never kept in the
+repository. A build without npm or its registry fails saying so, unless
+``ENDSTATE_AUTHOR_NO_WEB_ASSETS=1`` asks for a wheel without the HTML view.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -43,6 +52,39 @@ def editor_files(root: Path, version: str) -> Iterator[tuple[Path, str]]:
         yield built, f"{DEST}/vscode/dist/{built.name}"
 
 
+WEB_DEST = "endstate_author/data/web"
+
+
+def _web_assets_module(root: Path) -> ModuleType:
+    """``scripts/web_assets.py``, loaded by path (nothing is installed while building)."""
+    spec = importlib.util.spec_from_file_location("web_assets", root / "scripts" / "web_assets.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def web_files(root: Path) -> Iterator[tuple[Path, str]]:
+    """(source file, path in the wheel) for the web component: the checkout's copy
+    (``make web-assets``) when it has one, else fetched into ``build/web-assets``."""
+    if os.environ.get("ENDSTATE_AUTHOR_NO_WEB_ASSETS") == "1":
+        return
+    assets = _web_assets_module(root)
+    local = root / WEB_DEST
+    names = [name for _, name in assets.ELEMENTS.files]
+    folder = local if all((local / n).is_file() for n in names) else root / "build" / "web-assets"
+    try:
+        paths = assets.fetch(assets.ELEMENTS, folder)
+    except assets.FetchError as exc:
+        raise RuntimeError(
+            f"the wheel ships prove's mutation report view, whose web component is fetched "
+            f"with npm at build time: {exc} (ENDSTATE_AUTHOR_NO_WEB_ASSETS=1 builds without it)"
+        ) from exc
+    for path in paths:
+        yield path, f"{WEB_DEST}/{path.name}"
+
+
 class EditorFilesHook(BuildHookInterface):  # type: ignore[type-arg]
     PLUGIN_NAME = "custom"
 
@@ -50,4 +92,6 @@ class EditorFilesHook(BuildHookInterface):  # type: ignore[type-arg]
         if self.target_name != "wheel" or version == "editable":
             return
         for source, dest in editor_files(Path(self.root), self.metadata.version):
+            build_data["force_include"][str(source)] = dest
+        for source, dest in web_files(Path(self.root)):
             build_data["force_include"][str(source)] = dest

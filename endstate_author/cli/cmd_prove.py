@@ -162,6 +162,28 @@ def _sarif(proofs: Sequence[TaskProof], spec: SandboxChoice) -> str:
     return formats.dumps(document)
 
 
+def _write_mutation_report(proofs: Sequence[TaskProof], folder: Path) -> None:
+    """``--mutation-report DIR``: the report's JSON and HTML view, said on stderr (stdout
+    stays the chosen output's)."""
+    # deferred: the report's module (task loading, mutant generation) only when asked for
+    from endstate_author.prove import mutation_report
+
+    try:
+        written, page = mutation_report.write(proofs, folder)
+    except OSError as exc:
+        typer.echo(f"endstate-author: cannot write the mutation report to {folder}: {exc}",
+                   err=True)
+        raise typer.Exit(2) from None
+    typer.echo(one_line(f"mutation report: {written}"), err=True)
+    if page is None:
+        typer.echo(
+            "endstate-author: no HTML view: this install does not carry the "
+            "mutation-testing-elements component (a wheel does; in a checkout, run "
+            "`make web-assets`)", err=True)
+    else:
+        typer.echo(one_line(f"mutation report view: {page}"), err=True)
+
+
 def _print_progress(task_id: str, check: str) -> None:
     print(one_line(f"checking: {task_id}: {check}"), file=sys.stderr, flush=True)
 
@@ -292,6 +314,16 @@ def prove_tasks_command(
             "with its result (editors showing findings as they come).",
         ),
     ] = False,
+    mutation_report: Annotated[
+        Path | None,
+        typer.Option(
+            "--mutation-report",
+            metavar="DIR",
+            help="Also write the mutants to DIR: mutation-report.json in the mutation-testing "
+            "report schema (Stryker's), each survivor's counterexample in it, and "
+            "mutation-report.html, a view of every mutant on its line (works offline).",
+        ),
+    ] = None,
     executor: Annotated[
         ExecutorName,
         typer.Option("--executor", help="Where tasks are proved: this machine, or a Ray cluster."),
@@ -350,6 +382,8 @@ def prove_tasks_command(
     with shown:
         proofs = _prove(prove, choice, targets, options, shown.task_done)
     diagnostics = [d for p in proofs for d in p.diagnostics]
+    if mutation_report is not None:
+        _write_mutation_report(proofs, mutation_report)
     if output_format is OutputFormat.json:
         typer.echo(
             json.dumps(
