@@ -44,8 +44,10 @@ class Lease:
     client: docker.DockerClient
     agent: Agent | None
     """The container's runner (kept with it: its commands run without an exec each). A
-    container without one is never reused: only the runner, which nothing in the container
-    can trace, can show that nothing but itself and the keeper is left."""
+    container without one, or whose process 1 is not the non-dumpable keeper, is never
+    reused: only the runner, which nothing in the container can trace, can show that nothing
+    but itself, its zygotes and the keeper is left, and only a keeper no command could take
+    over may be spared into the next sandbox."""
     baseline: str
     """The runner's digest of what a reset restores, taken when the container was new (every
     reset is checked against it)."""
@@ -186,7 +188,7 @@ class PooledDockerSandbox(DockerSandbox):
         super().start()
         cid, client = self.container_id, self._client
         assert cid is not None and client is not None and self.container_name is not None
-        if self._agent is None:
+        if self._agent is None or not self._agent.keeper_private:
             return  # not reusable (see Lease.agent); works like a plain DockerSandbox
         try:
             baseline = self._agent.digest(RESET_S)
@@ -222,7 +224,7 @@ class PooledDockerSandbox(DockerSandbox):
         agent = self._live_agent()  # one that stopped goes, and the container with it
         lease.agent = agent
         try:
-            if agent is None:
+            if agent is None or not agent.keeper_private:
                 return False
             # the runner resets in-process (no shell, no exec): about 1 ms
             return agent.reset(RESET_S) == lease.baseline
