@@ -7,7 +7,7 @@ only for even widths), an integer bound in a comparison moved the other way (``a
 → ``amount < -1``), and an equality relaxed to an order (``==`` → ``<=``).
 
 They make many mutants (a binary operator has eleven others), so a line's mutants take turns
-by kind (:func:`endstate_author.prove.mutation.line_order`) and a line whose first four are
+by kind (:func:`endstate_author.prove.mutation.line_order`) and a line whose first ones are
 all killed runs no more of them (:mod:`endstate_author.prove.checks.mutants`): the new kinds
 cost little where a line is tested well, and run in full where it is not.
 """

@@ -8,6 +8,7 @@ the checks through the real CLI are in ``test_mutants.py``.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from endstate_author.prove.mutation import (
     LEADERS,
     Mutant,
     generate,
+    leader_count,
     leaders_and_followers,
     line_order,
     operator_mutants,
@@ -284,9 +286,12 @@ def test_a_lines_mutants_take_turns_by_kind_in_a_fixed_order(tmp_path: Path) -> 
     first = [m.kind for m in ordered[:LEADERS]]
     assert len(set(first)) == LEADERS  # one of each kind before a second of any
     assert first[:2] == ["arithmetic", "arithmetic-other"]
+    count = leader_count(len(line))
+    assert count == max(LEADERS, math.ceil(math.sqrt(len(line)))) > LEADERS  # grows with it
     leaders, follows = leaders_and_followers(mutants)
     assert [m.id for m in leaders if m.line == 2] == [m.id for m in line
-                                                      if m in ordered[:LEADERS]]
-    assert set(follows) == {m.id for m in ordered[LEADERS:]}
-    assert all(follows[m.id] == tuple(ordered[:LEADERS]) for m in ordered[LEADERS:])
+                                                      if m in ordered[:count]]
+    assert set(follows) == {m.id for m in ordered[count:]}
+    assert all(follows[m.id] == tuple(ordered[:count]) for m in ordered[count:])
+    assert leader_count(3) == leader_count(16) == LEADERS and leader_count(52) == 8
     assert _mutants(text) == mutants  # the same mutants, the same ids, every time
