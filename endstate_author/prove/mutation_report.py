@@ -115,6 +115,17 @@ def _span(solution: str, mutated: str, line: int) -> _Span:
     return _Span((i1 + 1, 1), (i2, len(old[i2 - 1]) + 1), replacement)
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is a regular file really where it says inside ``folder`` (no link on
+    the way)."""
+    try:
+        return (not path.is_symlink() and path.is_file()
+                and path.resolve().is_relative_to(folder.resolve())
+                and path.resolve() == folder.resolve() / path.relative_to(folder))
+    except (OSError, ValueError):
+        return False
+
+
 def _description(mutant: Mutant, check: CheckResult | None) -> str:
     example = check.counterexample if check is not None else None
     if not example:
@@ -130,6 +141,8 @@ def _mutants(mutants: list[Mutant], checks: dict[str, CheckResult],
         tuple[str, dict[str, Any]]]:
     for mutant in mutants:
         source_file = solution / mutant.path
+        if not _inside(source_file, solution):
+            continue  # a link out of the solution: never read into a report
         try:
             source = source_file.read_bytes().decode("utf-8", "replace")
             mutated_bytes = mutant.file_bytes(fixture)

@@ -213,3 +213,18 @@ def test_the_page_cannot_be_closed_early_by_what_the_report_holds() -> None:
     start = page.index('<script id="report" type="application/json">') + len(
         '<script id="report" type="application/json">')
     assert json.loads(page[start: page.index("</script>", start)]) == document
+
+
+def test_a_link_out_of_the_solution_is_never_read_into_the_report(tmp_path: Path) -> None:
+    solution = tmp_path / "solution"
+    (solution / "pkg").mkdir(parents=True)
+    (solution / "pkg/mod.py").write_text("x = 1\n")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret\n")
+    (solution / "pkg/linked.py").symlink_to(outside)
+    (tmp_path / "elsewhere").mkdir()
+    (solution / "via").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere/mod.py").write_text("y = 2\n")
+    assert mutation_report._inside(solution / "pkg/mod.py", solution)
+    assert not mutation_report._inside(solution / "pkg/linked.py", solution)
+    assert not mutation_report._inside(solution / "via/mod.py", solution)
