@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from endstate_harness.graders import judged_tests
+from endstate_harness.graders.judge.grader import judge_variants
 from endstate_harness.verdict import Verdict
 from tests.harness.test_judge import _box, backend  # noqa: F401
 
@@ -422,3 +423,23 @@ def test_what_cannot_be_isolated_fails_every_test(
     assert outcomes.get("test_valid") == {"failed"}, (channel, outcomes, verdict)
     assert outcomes.get("test_round_trip") == {"failed"}, (channel, outcomes, verdict)
     assert "cannot be isolated" in str(verdict), verdict
+
+
+@pytest.mark.parametrize("channel", ["module-global", "tree-file", "process"])
+def test_a_variant_of_a_batch_is_isolated_test_by_test(
+        backend: str, channel: str) -> None:  # noqa: F811
+    """prove's mutants, judged one after another in one judge and one child: within each
+    variant every test still runs in a process of its own, and the variants after a cheating
+    one are judged as they would be alone."""
+    where, code = CHANNELS[channel]
+    cheat = _CHEAT.format(where=where, channel=textwrap.dedent(code).strip())
+    sound = (DURATIONS / "solution" / "durations" / "parse.py").read_text(encoding="utf-8")
+    with _box(backend, DURATIONS / "fixture") as box:
+        box.write_text("durations/parse.py", sound)
+        box.seal()
+        box.stage(DURATIONS / "holdout")
+        verdicts = judge_variants(box, [{"durations/parse.py": cheat},
+                                        {"durations/parse.py": sound},
+                                        {"durations/parse.py": cheat}],
+                                  **_grader_args(DURATIONS))  # type: ignore[arg-type]
+    assert [v.passed for v in verdicts] == [False, True, False], verdicts

@@ -157,6 +157,8 @@ class Server:
             raise WireError("the tests run in processes of their own: this one only forks them")
         if op == "fork":
             return self.fork_scope(msg.get("base"))
+        if op not in _SCOPE_OPS:
+            self.ground.ran = True  # code under test may run: look again before a fork
         if op == "variant":
             return self.fork_variant(msg.get("files"))
         if op == "pin":  # onto the judge's CPU: they take turns (launch.shared_cpu says why)

@@ -17,7 +17,7 @@ import stat
 SNAPSHOT_BYTES = 64 << 20
 """Most bytes of file contents a forking process keeps to put back (a changed file beyond them
 cannot be put back, and the child says so: the run fails rather than carry it on)."""
-MAX_ENTRIES = 20000
+MAX_ENTRIES = 100000
 """Most names the writable folders may hold (beyond them the tests are not isolated: said)."""
 STRAY_ROUNDS = 200
 """Rounds of killing a test's leftover processes (each round kills every one then alive)."""
@@ -61,6 +61,9 @@ class Ground:
         """path -> (kind, mode, identity, payload), every name under the roots."""
         self.tables = None
         self.ready_once = False
+        self.ran = True
+        """Whether code under test may have run here since the last look for threads and
+        shared memory (the server says so; a process that only forks runs none)."""
 
     def fresh(self):
         """The ground of a process just forked (it takes its own view when it forks)."""
@@ -72,14 +75,15 @@ class Ground:
             _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # a fork's orphans come back here, to be ended
             _prctl(_PR_SET_DUMPABLE, 0)  # a fork may not read or write this process's memory
             self.ready_once = True
-        threads = _threads()
-        if threads > 1:
-            return (f"the code under test left {threads - 1} threads running in the process "
-                    "the tests are forked from: state could pass from test to test through them")
-        shared = _shared_mappings()
-        if shared:
-            return (f"the code under test keeps memory mapped shared and writable ({shared}) in "
-                    "the process the tests are forked from: a test could leave state in it")
+        if self.ran:
+            left = _threads() - 1
+            shared = _shared_mappings()
+            what = (f"{left} threads running" if left > 0 else
+                    f"memory mapped shared and writable ({shared})" if shared else None)
+            if what is not None:
+                return (f"the code under test left {what} in the process the tests are forked "
+                        "from: a test could leave state there for the next")
+            self.ran = False
         if self.shot is None:
             self.tables = _ipc_tables() if self.ipc else {}
             self.shot = {}
