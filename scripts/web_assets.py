@@ -98,8 +98,11 @@ def fetch(pin: Pin, dest: Path, timeout: float = 300.0) -> list[Path]:
                 if source is None:
                     raise FetchError(f"{pin.package}: {inside} is not a file")
                 partial = dest / f".{name}.part"
-                partial.write_bytes(source.read())
-                partial.replace(dest / name)
+                try:
+                    partial.write_bytes(source.read())
+                    partial.replace(dest / name)
+                finally:
+                    partial.unlink(missing_ok=True)
     return wanted
 
 

@@ -275,5 +275,8 @@ def write(proofs: Sequence[TaskProof], folder: Path,
 def _replace(path: Path, text: str) -> None:
     """Written whole or not at all (a viewer never reads half a report)."""
     partial = path.with_name(f".{path.name}.part")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)  # gone once replaced; a failed write leaves none

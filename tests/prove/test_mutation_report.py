@@ -228,3 +228,19 @@ def test_a_link_out_of_the_solution_is_never_read_into_the_report(tmp_path: Path
     assert mutation_report._inside(solution / "pkg/mod.py", solution)
     assert not mutation_report._inside(solution / "pkg/linked.py", solution)
     assert not mutation_report._inside(solution / "via/mod.py", solution)
+
+
+def test_a_report_folder_that_is_a_file_is_refused_before_any_proof(tmp_path: Path) -> None:
+    task = _weak_chunker(TaskBuilder(tmp_path / "suite"))
+    taken = tmp_path / "taken"
+    taken.write_text("mine\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "endstate_author", "prove", "--sandbox", "local", "--only",
+         "mutants", "--mutation-report", str(taken), str(task)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "ENDSTATE_AUTHOR_CACHE": str(tmp_path / "cache")},
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"--mutation-report {taken}: not a folder" in proc.stderr
+    assert "proved " not in proc.stderr  # refused before proving
+    assert taken.read_text() == "mine\n"
