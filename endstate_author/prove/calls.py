@@ -146,8 +146,10 @@ def _aliases(tree: ast.Module, modules: set[str]) -> dict[str, tuple[str, str | 
                 continue
             for alias in node.names:
                 local = alias.asname or alias.name
-                dotted = f"{node.module}.{alias.name}"
-                out[local] = (dotted, None) if dotted in modules else (node.module, alias.name)
+                # the package's attribute; when a submodule has the same name (``from shapes
+                # import area`` with ``shapes/area.py``), :meth:`_Reader.target` decides by
+                # use: called, the attribute; reached through, the submodule
+                out[local] = (node.module, alias.name)
     return out
 
 
@@ -227,8 +229,10 @@ class _Reader:
             return None
         module, attribute = self.aliases[func.id]
         if attribute is not None:
+            if not parts:  # called as it was imported: the package's attribute
+                return module, attribute
             parts.insert(0, attribute)
-        while parts and f"{module}.{parts[0]}" in self.modules:  # pkg.mod.f
+        while len(parts) > 1 and f"{module}.{parts[0]}" in self.modules:  # pkg.mod.f
             module = f"{module}.{parts.pop(0)}"
         return (module, ".".join(parts)) if parts else None
 
@@ -290,7 +294,7 @@ class _Reader:
         return tuple(args), tuple((str(k), v) for k, v in kwargs)
 
 
-def test_calls(test_files: list[Path], modules: set[str]) -> list[Call]:
+def calls_in_tests(test_files: list[Path], modules: set[str]) -> list[Call]:
     """The calls into ``modules`` the test files make, in their order, each once."""
     out: dict[str, Call] = {}
     for path in test_files:
@@ -334,6 +338,9 @@ def _near(value: Any, constants: list[Any]) -> Iterator[Any]:
             for other in list(_near(item, constants))[:4]:
                 yield kind([*value[:i], other, *value[i + 1:]])
     elif kind is dict:
+        for key in list(value)[:4]:
+            for other in list(_near(value[key], constants))[:4]:
+                yield {**value, key: other}
         yield {}
         for key in list(value)[:3]:
             yield {k: v for k, v in value.items() if k != key}

@@ -10,8 +10,9 @@ their neighbours, generated values). Both sides run as the code under test alway
 sandbox of the task's kind, never in this process — through a small program shipped as text
 (``inside/caller.py``): each call in a fresh fork, twice, so a call whose outcome changes from
 run to run is never a counterexample. What crosses back is data (value, exact type, exception
-type), compared here. The solution's outcomes are computed once for all survivors; each
-mutant's run stops at its first difference.
+type), compared here. The solution's outcomes are computed once for all survivors, and a
+call a mutant differs on is asked of the solution again (twice) before it counts; each
+mutant's run stops at its first difference, within its share of the budget.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import shlex
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from endstate_author.prove import calls as calls_mod
@@ -44,9 +44,9 @@ _INPUT = ".endstate-calls.json"
 
 def _caller_text() -> str:
     # deferred: the text is read only when a survivor is searched
-    from endstate_harness import inside
+    from endstate_harness.inside import program
 
-    return (Path(inside.__file__).resolve().parent / "caller.py").read_text(encoding="utf-8")
+    return program("caller")
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def _generated(seed: Call) -> list[Call]:
 
 def run_side(
     ctx: ProveContext, mutant: Mutant | None, tried: list[Call], seconds: float,
-    expect: list[dict[str, Any] | None] | None = None,
+    expect: list[dict[str, Any] | None] | None = None, once: bool = False,
 ) -> list[dict[str, Any] | None]:
     """Each call's outcome on the solution (``mutant`` None) or on the mutant, run in a
     sandbox of the task's kind; None for a call the run did not reach. ``expect`` (the
@@ -249,6 +249,8 @@ def run_side(
         assert wire is not None
         if expect is not None:
             wire["expect"] = expect[i]
+        if once:
+            wire["once"] = True
         payload.append(wire)
     sandbox = ctx.spec.make(task.fixture)
     try:
@@ -304,7 +306,7 @@ def search_all(
     tests = sorted(task.holdout.rglob("*.py")) if task.holdout is not None else []
     tests += sorted(p for p in task.fixture.rglob("*.py")
                     if p.name.startswith("test") or "tests" in p.relative_to(task.fixture).parts)
-    seeds = calls_mod.test_calls(tests, modules)
+    seeds = calls_mod.calls_in_tests(tests, modules)
     plans = {}
     for mutant in mutants:
         solution_file = task.solution / mutant.path
@@ -318,23 +320,29 @@ def search_all(
     left = seconds - (time.monotonic() - started)
     known: dict[str, dict[str, Any] | None] = {}
     if every and left > 0:
-        outcomes = run_side(ctx, None, every, left)
+        # each call once on the solution: a call a mutant differs on is asked again below,
+        # before it counts (most calls tell no mutant apart: asking each twice doubled this)
+        outcomes = run_side(ctx, None, every, left / 2, once=True)
         known = {call.key(): outcome for call, outcome in zip(every, outcomes, strict=True)}
     results: dict[str, Search] = {}
-    for mutant in mutants:
+    for n, mutant in enumerate(mutants):
         tried = plans[mutant.id]
         left = seconds - (time.monotonic() - started)
         if not tried or left <= 0:  # nothing to call, or no time left to call it
             results[mutant.id] = Search(None, 0, reached=left > 0)
             continue
+        share = left / (len(mutants) - n)  # the mutants after this one keep their share
         expect = [known.get(c.key()) for c in tried]
-        mine = run_side(ctx, mutant, tried, left, expect)
+        mine = run_side(ctx, mutant, tried, share, expect)
         found = None
         for call, theirs, ours in zip(tried, expect, mine, strict=True):
             if _differs(theirs, ours):
                 assert theirs is not None and ours is not None
-                found = Counterexample(call, theirs, ours)
-                break
+                again = run_side(ctx, None, [call], max(1.0, share))[0]  # twice, in one run
+                if again == theirs:  # the solution's answer repeats: the difference counts
+                    found = Counterexample(call, theirs, ours)
+                    break
+                known[call.key()] = {"unsteady": True}
         ran = sum(1 for o in mine if o is not None)
         results[mutant.id] = Search(found, ran)
     return results

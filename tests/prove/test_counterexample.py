@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from endstate_author.prove.calls import Call, package_modules, test_calls
+from endstate_author.prove.calls import Call, calls_in_tests, package_modules
 from endstate_author.prove.counterexample import Counterexample, search_all
 from endstate_author.prove.model import ProveContext
 from endstate_author.prove.mutation import Mutant
@@ -75,7 +75,7 @@ def test_the_search_never_tells_an_equivalent_mutant_and_tells_a_reverted_module
         return
     tests = sorted((root / "holdout").rglob("*.py")) + sorted((root / "fixture").rglob("test*.py"))
     modules = package_modules([root / "fixture", root / "solution"])
-    seeds = [c for c in test_calls(tests, modules)
+    seeds = [c for c in calls_in_tests(tests, modules)
              if c.module.replace(".", "/") in (rel.removesuffix(".py"),
                                                rel.removesuffix("/__init__.py"))]
     if not seeds:

@@ -8,9 +8,10 @@ etc.); its outcome is ``{"value": <encoded>}``, ``{"raises": "ValueError"}``, or
 ``{"unknown": why}`` (the call did not end in time, the fork died). Every call runs in a
 fresh fork of this process, taken after the package's modules were imported once, so no
 call sees what another did; what the code prints goes nowhere. A call runs twice (on a
-mutant's side only when its first answer differs from the solution's, ``"expect"``), so a
-call whose outcome changes from run to run (time, randomness, an address) says so
-(``{"unsteady": true}``) and is never compared.
+mutant's side only when its first answer differs from the solution's, ``"expect"``; not at
+all with ``"once"``, where the host asks again itself), so a call whose outcome changes from
+run to run (time, randomness, an address) says so (``{"unsteady": true}``) and is never
+compared.
 
 Standard library only (Python 3.8+).
 """
@@ -172,11 +173,12 @@ def main():
     _import_first(sorted({call["module"] for call in calls}))
     for call in calls:
         expect = call.pop("expect", None)
+        once = call.pop("once", False)
         first = _in_fork(call)
         comparable = expect is not None and "unsteady" not in expect and "unknown" not in expect
-        # the solution's side runs every call twice; a mutant's side runs a call again only
-        # when it differs from the solution's answer (a difference must repeat to count)
-        if not comparable or first != expect:
+        # a mutant's side runs a call again only when it differs from the solution's answer
+        # (a difference must repeat to count); "once": the host asks again where it matters
+        if not once and (not comparable or first != expect):
             second = _in_fork(call)
             if first != second:
                 first = {"unsteady": True}
