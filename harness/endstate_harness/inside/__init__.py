@@ -19,7 +19,8 @@ PROGRAMS: dict[str, tuple[Path, ...]] = {
     "box_runner": (_HERE / "box.py", _HERE / "box_zygote.py", _HERE / "box_runner.py"),
     "keeper": (_HERE / "keeper.py",),
     "caller": (_HERE / "caller.py",),
-    "judge_child": (_WIRE, _HERE / "judge_child.py"),
+    "judge_child": (_WIRE, _HERE / "judge_scope.py", _HERE / "judge_warm.py",
+                    _HERE / "judge_child.py"),
 }
 """Every program shipped as text, by name: the files it is made of, in order."""
 
