@@ -348,8 +348,7 @@ def prove_tasks_command(
             "endstate-author: no task.json found under " + ", ".join(map(str, paths)), err=True
         )
         raise typer.Exit(2)
-    if mutation_report is not None and (mutation_report.is_symlink() or (
-            mutation_report.exists() and not mutation_report.is_dir())):
+    if mutation_report is not None and mutation_report.exists() and not mutation_report.is_dir():
         # said before the proof, not after minutes of it
         typer.echo(f"endstate-author: --mutation-report {mutation_report}: not a folder",
                    err=True)

@@ -273,10 +273,13 @@ def write(proofs: Sequence[TaskProof], folder: Path,
 
 
 def _replace(path: Path, text: str) -> None:
-    """Written whole or not at all (a viewer never reads half a report)."""
+    """Written whole or not at all (a viewer never reads half a report), and never
+    through a link in the folder (the old file, or link, is replaced, its target untouched)."""
     partial = path.with_name(f".{path.name}.part")
+    partial.unlink(missing_ok=True)  # never written through a link left in its place
     try:
-        partial.write_text(text, encoding="utf-8")
+        with open(partial, "x", encoding="utf-8") as out:
+            out.write(text)
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)  # gone once replaced; a failed write leaves none

@@ -244,3 +244,17 @@ def test_a_report_folder_that_is_a_file_is_refused_before_any_proof(tmp_path: Pa
     assert f"--mutation-report {taken}: not a folder" in proc.stderr
     assert "proved " not in proc.stderr  # refused before proving
     assert taken.read_text() == "mine\n"
+
+
+def test_a_link_in_the_report_folder_is_replaced_never_written_through(tmp_path: Path) -> None:
+    folder = tmp_path / "report"
+    folder.mkdir()
+    mine = tmp_path / "mine.txt"
+    mine.write_text("mine\n")
+    (folder / mutation_report.JSON_NAME).symlink_to(mine)
+    (folder / f".{mutation_report.JSON_NAME}.part").symlink_to(mine)
+    written, _ = mutation_report.write([], folder, script=None)
+    assert not written.is_symlink() and json.loads(written.read_text())["files"] == {}
+    assert mine.read_text() == "mine\n"
+    assert sorted(p.name for p in folder.iterdir()) == [mutation_report.JSON_NAME] or (
+        mutation_report.elements_script() is not None)
