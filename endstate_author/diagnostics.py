@@ -53,6 +53,9 @@ class Diagnostic:
     fix: Fix | None = None
     rule: str = ""
     related: list[str] = field(default_factory=list)
+    hint: str = ""
+    """What to do about it, for people (the first sentence of its rule's Fix, set where the
+    rules run, so a cached lint prints it without loading the rules' documentation)."""
     pointer: tuple[str | int, ...] | None = None
     """Where in task.json the finding is, as a JSON path (``("graders", 2)``), when it is about
     a node of it: an editor re-places it on its buffer, which may have moved since."""

@@ -120,6 +120,13 @@ def test_the_installed_wheel_carries_the_editor_files(installed: Installed) -> N
     built = ROOT / "editors" / "vscode" / "dist" / f"endstate-author-{__version__}.vsix"
     shipped = f"endstate_author/data/editors/vscode/dist/{built.name}"
     assert (shipped in names) == built.is_file()  # the built extension ships when there is one
+    # what `editor path` says to do names a file that exists, or how to build one (issue 46)
+    hint = listing.stdout.split("vscode", 1)[1].splitlines()[1].strip()
+    if shipped in names:
+        assert hint == f"code --install-extension {package / shipped.split('/', 1)[1]}", hint
+        assert Path(hint.split()[-1]).is_file()
+    else:
+        assert "npm ci && npm run package" in hint and ".vsix in dist/" not in hint, hint
 
 
 def test_the_shipped_vscode_sources_find_the_shipped_schema(installed: Installed) -> None:

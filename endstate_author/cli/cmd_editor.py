@@ -39,8 +39,20 @@ WHAT = {
     Editor.nvim: "put this folder on the runtimepath; require(\"endstate_author\").setup()",
     Editor.helix: "merge languages.toml into ~/.config/helix/languages.toml",
     Editor.zed: "merge settings.json into ~/.config/zed/settings.json",
-    Editor.vscode: "code --install-extension the .vsix in dist/, or build it from here",
+    Editor.vscode: "",  # what to do depends on whether a packaged extension is there
 }
+
+
+def vscode_hint(folder: Path) -> str:
+    """How to install the VS Code extension from ``folder``: the packaged ``.vsix`` when
+    this installation carries one (a wheel built after the extension was), else how to
+    build it there: never a file that does not exist."""
+    built = sorted((folder / "dist").glob("*.vsix"))
+    if built:
+        return f"code --install-extension {built[-1]}"
+    return ("no packaged extension in this installation: build it in this folder with "
+            "`npm ci && npm run package` (Node.js 20 or later), then "
+            "`code --install-extension dist/*.vsix`")
 
 
 def editors_root() -> Path | None:
@@ -69,6 +81,8 @@ def path_command(
         if folder is None:
             raise fail(f"this installation carries no {name.value} files (looked in {SHIPPED})")
         typer.echo(str(folder))
+        if name is Editor.vscode:
+            typer.echo(vscode_hint(folder), err=True)
         return
     root = editors_root()
     if root is None:
@@ -76,4 +90,5 @@ def path_command(
     for editor in Editor:
         folder = editor_folder(editor)
         if folder is not None:
-            typer.echo(f"{editor.value:<7} {folder}\n        {WHAT[editor]}")
+            what = vscode_hint(folder) if editor is Editor.vscode else WHAT[editor]
+            typer.echo(f"{editor.value:<7} {folder}\n        {what}")

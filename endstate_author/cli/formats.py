@@ -162,6 +162,18 @@ def _wrapped(message: str, head: str, width: int | None) -> list[str]:
     return [lines[0].lstrip(" "), *lines[1:]] if lines else [message]
 
 
+def _fix_of(d: Diagnostic) -> str:
+    """What to do about a lint finding: its rule's fix (:attr:`Diagnostic.hint`, the first
+    sentence of ``rule CODE``'s Fix), and whether ``lint --fix`` applies it. A prove finding
+    (ES9) says its fix in its message already."""
+    if d.code.startswith("ES9") or "Fix:" in d.message:
+        return ""
+    text = d.hint
+    if d.fix is not None and d.fix.safe:
+        text = (text + " " if text else "") + "(`lint --fix` applies it)"
+    return text
+
+
 def render_text(
     diagnostics: Sequence[Diagnostic],
     out: IO[str],
@@ -216,6 +228,10 @@ def render_text(
             if d.column - 1 <= len(shown):
                 caret = " " * (d.column - 1) + "^" * max(1, min(width, len(shown) - d.column + 1))
                 console.print(f"           [dim]│[/] [{style}]{caret}[/]")
+        fix = _fix_of(d)
+        if fix:
+            for part in _wrapped(f"fix: {fix}", _INDENT, wrap_at):
+                console.print(f"{_INDENT}[dim]{escape(part.strip())}[/]")
         ready = (d.counterexample or {}).get("assertion")
         if isinstance(ready, str) and ready:
             # the ready test (prove's counterexample), to paste into a holdout test

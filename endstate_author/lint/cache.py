@@ -238,7 +238,7 @@ def _entry_to_json(d: Diagnostic) -> dict[str, Any]:
         "code": d.code, "severity": d.severity, "message": d.message, "file": str(d.file),
         "line": d.line, "column": d.column, "end_line": d.end_line, "end_column": d.end_column,
         "start_offset": d.start_offset, "end_offset": d.end_offset, "rule": d.rule,
-        "related": list(d.related),
+        "related": list(d.related), "hint": d.hint,
     }  # fmt: skip
     if d.fix is not None:
         out["fix"] = {
@@ -282,7 +282,7 @@ def _entry_from_json(item: dict[str, Any]) -> Diagnostic:
         file=Path(item["file"]), line=item["line"], column=item["column"],
         end_line=item["end_line"], end_column=item["end_column"],
         start_offset=item["start_offset"], end_offset=item["end_offset"], fix=fix,
-        rule=item["rule"], related=list(item["related"]),
+        rule=item["rule"], related=list(item["related"]), hint=str(item.get("hint", "")),
     )  # fmt: skip
 
 

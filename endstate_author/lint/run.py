@@ -69,6 +69,14 @@ def _rules(scope: str) -> list[Rule]:
     return [r for code, r in sorted(RULES.items()) if r.scope == scope and r.func is not None]
 
 
+def _hint(code: str) -> str:
+    """The fix a finding of ``code`` prints (its rule's, as ``rule CODE`` says it)."""
+    # deferred: as in _rules, whose import has already loaded it when a rule has run
+    from endstate_author.rules.registry import fix_line
+
+    return fix_line(code)
+
+
 def _crash(rule: Rule, ctx_file: Path, exc: BaseException) -> Diagnostic:
     import traceback  # deferred: only a crashing rule needs it, and it costs a few ms
 
@@ -118,9 +126,11 @@ def run_rules(ctx: TaskContext, config: Config) -> list[Diagnostic]:
                     severity=last.severity,
                 )
             )
+        hint = _hint(rule.code) if found else ""
         for diag in found:
             diag.rule = rule.code
             diag.message = escaped(diag.message)  # a name that is not UTF-8, one way
+            diag.hint = _hint(diag.code) if diag.code != rule.code else hint
             if config.enabled(diag.code, task_name):
                 out.append(config.apply(diag))
     return out
@@ -137,9 +147,11 @@ def run_suite_rules(contexts: Sequence[TaskContext], config: Config) -> list[Dia
         except Exception as exc:
             out.append(_crash(rule, contexts[0].manifest_path, exc))
             continue
+        hint = _hint(rule.code) if found else ""
         for diag in found:
             diag.rule = rule.code
             diag.message = escaped(diag.message)  # a name that is not UTF-8, one way
+            diag.hint = _hint(diag.code) if diag.code != rule.code else hint
             if config.enabled(diag.code, diag.file.parent.name):
                 out.append(config.apply(diag))
     return out

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from endstate_author.diagnostics import Diagnostic, Severity
 from endstate_author.lint.context import TaskContext
 from endstate_author.prove.model import CheckResult
-from endstate_author.rules.registry import RULES, load_all
+from endstate_author.rules.registry import fix_line
 
 LEADS = {
     "ES901": "passes although nothing was done",
@@ -54,19 +53,6 @@ _FOLDED_NAMES = {
 _FOLDED_VERB = {
     "ES901": "pass too", "ES902": "fail too", "ES903": "survive", "ES905": "fail too",
 }
-
-
-def fix_line(code: str) -> str:
-    """The first sentence of the Fix section of the code's documentation (``rule CODE``)."""
-    load_all()
-    rule = RULES.get(code)
-    if rule is None:
-        return ""
-    found = re.search(r"^## Fix\s*\n(.*?)(?:\n## |\Z)", rule.doc, re.S | re.M)
-    if not found:
-        return ""
-    text = " ".join(found.group(1).split())
-    return re.split(r"(?<=[.!?])\s+(?=[A-Z`])", text, maxsplit=1)[0]
 
 
 def _common_prefix(details: Sequence[str]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from endstate_author.rules import (  # noqa: F401  (importing a family registers its rules)
     es0_file,
     es1_manifest,
@@ -19,7 +21,7 @@ from endstate_author.rules import (  # noqa: F401  (importing a family registers
 )
 from endstate_author.rules.declare import RULES, Rule, Scope, document, rule
 
-__all__ = ["RULES", "Rule", "Scope", "all_rules", "document", "load_all", "rule"]
+__all__ = ["RULES", "Rule", "Scope", "all_rules", "document", "fix_line", "load_all", "rule"]
 
 
 def all_rules() -> list[Rule]:
@@ -30,3 +32,16 @@ def load_all() -> None:
     """Every rule module is imported (so registered) with this module: nothing left to do.
 
     Kept so callers may still say, where they rely on it, that every rule is loaded."""
+
+
+def fix_line(code: str) -> str:
+    """The first sentence of the Fix section of the code's documentation (``rule CODE``):
+    what lint's and prove's text output print under a finding."""
+    rule = RULES.get(code)
+    if rule is None:
+        return ""
+    found = re.search(r"^## Fix\s*\n(.*?)(?:\n## |\Z)", rule.doc, re.S | re.M)
+    if not found:
+        return ""
+    text = " ".join(found.group(1).split())
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z`])", text, maxsplit=1)[0]

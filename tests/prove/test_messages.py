@@ -18,8 +18,9 @@ from pathlib import Path
 
 from endstate_author.cli.formats import render_json, render_sarif, render_text
 from endstate_author.prove.grading import failed_check
-from endstate_author.prove.messages import LEADS, diagnostics, fix_line, message
+from endstate_author.prove.messages import LEADS, diagnostics, message
 from endstate_author.prove.model import CheckResult
+from endstate_author.rules.registry import fix_line
 from tests.rules.conftest import TaskBuilder, good
 
 ARGS = ["--sandbox", "local", "--only", "directions", "--only", "probes", "-o", "json"]
