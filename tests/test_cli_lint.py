@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,25 @@ def test_text_output_shows_the_offending_line(broken_suite: Path) -> None:
     assert proc.returncode == 1
     assert "ES103" in proc.stdout and '"category": "bugfix"' in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_text_output_gives_each_finding_its_fix_also_from_the_cache(
+    broken_suite: Path, tmp_path: Path
+) -> None:
+    """Issue 46 item 6: lint's text output prints each finding's fix (its rule's, as
+    `rule CODE` says it), and says when `lint --fix` applies it; a cached run the same."""
+    from endstate_author.rules.registry import fix_line
+
+    env_cache = {"ENDSTATE_AUTHOR_CACHE": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-m", "endstate_author", "lint", str(broken_suite)],
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, **env_cache}) for _ in range(2)]
+    first, cached = runs
+    assert first.returncode == 1 and first.stdout == cached.stdout
+    flat = " ".join(first.stdout.split())
+    assert f"fix: {fix_line('ES103')}" in flat, first.stdout
+    assert "(`lint --fix` applies it)" in flat  # the category's one did-you-mean
+    assert flat.count("fix: ") >= 3
 
 
 def test_exit_codes_clean_strict_and_usage(tmp_path: Path) -> None:
