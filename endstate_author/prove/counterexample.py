@@ -77,6 +77,7 @@ class Counterexample:
 
     def to_json(self) -> dict[str, Any]:
         return {"call": self.call.shown(), "source": self.call.source,
+                "module": self.call.module, "name": self.call.name,
                 "solution": self.solution, "mutant": self.mutant,
                 "assertion": self.assertion()}
 

@@ -272,3 +272,37 @@ def test_the_documented_configuration_runs_verbatim(
     sh("git", "add", "-A")
     fixed = sh("git", "commit", "-m", "fixed")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+def test_a_commit_hash_pins_the_hooks_from_a_clone_without_tags(
+    home: Path, hook_repo: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Issue 46 item 7: tags do not travel with every clone. The documented configuration
+    with `rev:` the commit hash, against a clone that holds no tag at all, installs and runs
+    the hooks (as the guide says to pin one)."""
+    snap, rev = hook_repo
+    env = clean_env(home)
+    clone = tmp_path / "clone-without-tags"
+    cloned = subprocess.run(["git", "clone", "-q", "--no-tags", str(snap), str(clone)],
+                            env=env, capture_output=True, text=True)
+    assert cloned.returncode == 0, cloned.stderr
+    tags = subprocess.run(["git", "tag"], cwd=clone, env=env, capture_output=True, text=True)
+    assert tags.stdout.strip() == ""
+    [repo] = yaml.safe_load(documented_config(DOCS[-1]))["repos"]
+    config = (f"repos:\n  - repo: {clone}\n    rev: {rev}\n    hooks:\n"
+              f"      - id: {repo['hooks'][0]['id']}\n")
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "tasks" / SHIPPED_TASK, work / "tasks" / SHIPPED_TASK)
+    (work / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+
+    def sh(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(args), cwd=work, env=env, capture_output=True, text=True,
+                              timeout=600)
+
+    assert sh("git", "init", "-q").returncode == 0
+    installed = sh(str(PRE_COMMIT), "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    sh("git", "add", "-A")
+    first = sh("git", "commit", "-m", "a shipped task")
+    out = first.stdout + first.stderr
+    assert first.returncode == 0 and "Passed" in out, out
