@@ -2,7 +2,8 @@
 
 ``.pre-commit-hooks.yaml`` (and any hook configuration pinned to an older revision) runs
 this module (isolated, ``python -I -m``: pre-commit starts it in the repository being
-committed, whose own ``endstate_author/`` must never be imported in its place), and the editor extensions name :func:`task_of` by this path; the mapping lives in
+committed, whose own ``endstate_author/`` must never be imported in its place), and the
+editor extensions name :func:`task_of` by this path; the mapping lives in
 :mod:`endstate_author.changed`, the command in :mod:`endstate_author.cli.cmd_hook`.
 """
 

@@ -144,8 +144,9 @@ def raises_any_exception(ctx: TaskContext) -> Iterator[Diagnostic]:
 
     ## What it checks
     Each such call in the task's test files (as a context manager or with a callable) whose
-    exception is `Exception` or `BaseException`, alone or in a tuple of exception types. A message pattern that rules some messages
-    out (`assertRaisesRegex(Exception, "must be positive")`, `match=`) narrows it enough.
+    exception is `Exception` or `BaseException`, alone or in a tuple of exception types. A
+    message pattern that rules some messages out (`assertRaisesRegex(Exception, "must be
+    positive")`, `match=`) narrows it enough.
 
     ## Why it matters
     The untouched fixture's own crash (a `NotImplementedError`, a `TypeError` from a missing
