@@ -13,6 +13,7 @@ from endstate_author.diagnostics import Diagnostic
 from endstate_author.lint.context import TaskContext
 from endstate_author.rules.declare import rule
 from endstate_author.rules.es3_assertions import graders_named
+from endstate_author.rules.judge_arguments import arguments_read_after_the_call
 from endstate_author.rules.judge_operands import BOUNDARY, OperandScanner
 from endstate_author.rules.judge_package import PackageModel
 from endstate_harness.graders.judge.proxies import PLAIN_VALUES_FIX
@@ -125,14 +126,14 @@ class _Finder:
             elif kind is ast.Call:
                 self.visit_Call(node)  # type: ignore[arg-type]
 
-    def _is_package(self, node: ast.AST) -> bool:
+    def is_package(self, node: ast.AST) -> bool:
         while isinstance(node, ast.Attribute):
             node = node.value
         return isinstance(node, ast.Name) and node.id in self.package_names
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            if isinstance(target, ast.Attribute) and self._is_package(target.value):
+            if isinstance(target, ast.Attribute) and self.is_package(target.value):
                 self.found.append((target, "assigns to the package under test (monkeypatching)"))
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -141,12 +142,12 @@ class _Finder:
         if name in ("patch", "object") and _is_mock_patch(func):
             target = node.args[0] if node.args else None
             if target is not None and (
-                self._is_package(target)
+                self.is_package(target)
                 or (isinstance(target, ast.Constant) and isinstance(target.value, str)
                     and target.value.split(".")[0] in self.modules)
             ):
                 self.found.append((node, "patches the package under test with mock.patch"))
-        elif self._is_package(func):
+        elif self.is_package(func):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 why = self._uncrossable(arg)
                 if why:
@@ -162,7 +163,7 @@ class _Finder:
             cname = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
             if cname in self.local_defs:
                 return f"an instance of the test's own class {cname!r}"
-            if cname in _CANNOT_CROSS_CALLS and not self._is_package(callee):
+            if cname in _CANNOT_CROSS_CALLS and not self.is_package(callee):
                 return f"a {cname}(...) object of the test's process"
         return ""
 
@@ -198,7 +199,10 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
       inside a list or dict written in the call), compares one (`==`, `<`, `in`; `is` is
       fine) or takes its truth (`if x`, `not x`, `bool(x)`);
     - reads a dunder of the package that does not cross (`pkg.__file__`, `f.__code__`), or
-      applies `vars()`, `dir()` or `inspect` to the package's objects.
+      applies `vars()`, `dir()` or `inspect` to the package's objects;
+    - asserts on a mutable value the test built (a list, dict or set) after giving it to the
+      package: the package gets a copy, so "the function leaves its input unchanged" holds
+      and "the function fills the list it is given" fails whatever the code does.
 
     An expression is taken for an object of the package only when the sources say so for
     sure: the package's modules, classes and functions; `Money(…)` for a class `Money` of
@@ -253,6 +257,12 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
             nodes, starts = ctx.python_walk(tree, rel)
             finder.scan(nodes, preorder(nodes, starts))
             found = [(node, f"{why}: {_CROSSING}") for node, why in finder.found]
+            found += [
+                (node, why) for test in nodes
+                if isinstance(test, ast.FunctionDef | ast.AsyncFunctionDef)
+                and test.name.startswith("test")
+                for node, why in arguments_read_after_the_call(test, finder.is_package)
+            ]
             if model is None:
                 model = _package_model(ctx, modules, args.get("child_helpers"))
             scanner = OperandScanner(model)

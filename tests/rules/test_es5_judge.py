@@ -292,3 +292,41 @@ def test_the_msg_table_is_the_running_pythons_unittest() -> None:
             continue
         params = list(inspect.signature(function).parameters)[1:]
         assert MSG_POSITIONS.get(name) == (params.index("msg") if "msg" in params else -1), name
+
+
+# ----- an assertion on the test's own argument after the call (issue 45 item 4) -------------
+
+
+@pytest.mark.parametrize("body", [
+    "items = [3, 1, 2]\nchunk(items, 2)\nself.assertEqual(items, [3, 1, 2])",
+    "out = []\nchunker.core.chunk(out, 1)\nself.assertEqual(len(out), 0)",
+    "seen = set()\nchunk([1], 1)\nfor i in range(2):\n    chunk(seen, i)\nassert not seen",
+    "table = dict(a=1)\nchunk(items=table, size=1)\nself.assertIn('a', table)",
+])
+def test_es508_an_assertion_on_an_argument_after_the_call(
+    make_task: TaskBuilder, body: str
+) -> None:
+    task = make_task(judged(), holdout=holdout(body))
+    found_ = [d for d in found(task, "ES508") if "after giving it" in d.message]
+    assert len(found_) == 1, found_
+    assert "copy" in found_[0].message
+
+
+@pytest.mark.parametrize("body", [
+    # the result, not the argument
+    "items = [3, 1, 2]\nresult = chunk(items, 2)\nself.assertEqual(result, [[3, 1], [2]])",
+    # a copy was given
+    "items = [3, 1]\nchunk(list(items), 1)\nself.assertEqual(items, [3, 1])",
+    # rebound from the call's result before the assertion
+    "items = [3, 1]\nitems = chunk(items, 1)\nself.assertEqual(items, [[3], [1]])",
+    # an immutable value
+    "items = (3, 1)\nchunk(items, 1)\nself.assertEqual(items, (3, 1))",
+    # the test changes it itself after the call
+    "items = [3]\nchunk(items, 1)\nitems.append(4)\nself.assertEqual(items, [3, 4])",
+    # asserted before the call only
+    "items = [3]\nself.assertEqual(items, [3])\nchunk(items, 1)",
+])
+def test_es508_near_misses_of_the_argument_check(make_task: TaskBuilder, body: str) -> None:
+    task = make_task(judged(), holdout=holdout(body))
+    hits = [d for d in lint(task) if d.code == "ES508" and "after giving it" in d.message]
+    assert hits == [], hits
