@@ -220,8 +220,8 @@ _RAY_CANCEL_CRASH = "TaskManager::CompletePendingTask"
 def _node_scratch() -> set[str]:
     """What the units make in the temp folder the nodes share with this process: their
     scratch folders, sandboxes, judge folders and zygote folders (``endstate-*``), in the
-    session's own folders (tests/support/session.py; the nodes inherit its TMPDIR and
-    ENDSTATE_SCRATCH): another process's folders are not there."""
+    session's own folders (tests/support/session.py; the nodes inherit its TMPDIR, and with
+    a TMPDIR no grading tree goes to /dev/shm): another process's folders are not there."""
     return {str(p) for folder in session.folders() for p in folder.glob("endstate-*")}
 
 

@@ -21,8 +21,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from endstate_harness.sandbox.scratch import MEMORY_DIR, SCRATCH_ENV
-
 PREFIX = "es-tests-"
 """Short: Ray puts its sockets below the temp folder, and a socket's path has a 107-byte cap."""
 _ENV = "ENDSTATE_TEST_SESSION_TMP"
@@ -31,34 +29,25 @@ _ENV = "ENDSTATE_TEST_SESSION_TMP"
 
 def start() -> Path:
     """Make the session's private temp folder and point ``TMPDIR`` (and this process's
-    :mod:`tempfile`) at it, and a private folder in memory for grading trees (where they go
-    without a TMPDIR: ``ENDSTATE_SCRATCH``); both removed when the session's process exits.
-    Idempotent, and a nested session keeps its parent's."""
+    :mod:`tempfile`) at it; removed when the session's process exits. Idempotent, and a
+    nested session keeps its parent's.
+
+    Grading trees follow it (with a TMPDIR set they go there, not to /dev/shm): a test that
+    gives a run a TMPDIR of its own to watch (tests/reliability) still finds them in it, which
+    a session-wide ``ENDSTATE_SCRATCH`` would take away."""
     known = os.environ.get(_ENV)
     if known and Path(known).is_dir() and os.environ.get("TMPDIR") == known:
         tempfile.tempdir = known
         return Path(known)
-    prefix = f"{PREFIX}{os.getpid()}-"
     _sweep(Path(tempfile.gettempdir()))
-    folder = tempfile.mkdtemp(prefix=prefix)
+    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
     os.environ["TMPDIR"] = os.environ[_ENV] = folder
     tempfile.tempdir = folder
-    made = [folder]
-    if not os.environ.get(SCRATCH_ENV) and os.access(MEMORY_DIR, os.W_OK | os.X_OK):
-        try:
-            _sweep(MEMORY_DIR)
-            memory = tempfile.mkdtemp(prefix=prefix, dir=MEMORY_DIR)
-        except OSError:
-            memory = ""
-        if memory:
-            os.environ[SCRATCH_ENV] = memory
-            made.append(memory)
     owner = os.getpid()
 
     def remove() -> None:
-        if os.getpid() == owner:  # a forked child exiting leaves the session's folders alone
-            for path in made:
-                shutil.rmtree(path, ignore_errors=True)
+        if os.getpid() == owner:  # a forked child exiting leaves the session's folder alone
+            shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(remove)
     return Path(folder)
@@ -93,13 +82,8 @@ def tmp() -> Path:
 
 
 def folders() -> list[Path]:
-    """Every folder of the session's own where processes it starts make theirs: the temp
-    folder, and the grading trees' folder in memory when there is one."""
-    found = [tmp()]
-    memory = os.environ.get(SCRATCH_ENV, "")
-    if memory and memory != "disk":
-        found.append(Path(memory))
-    return found
+    """Every folder of the session's own where processes it starts make theirs."""
+    return [tmp()]
 
 
 def mounts_here(attrs: dict[str, Any]) -> bool:
