@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 TASK_PARTS = ("task.json", "prompt.md", "oracle.json", "fixture", "holdout", "solution", "defects")
@@ -27,8 +28,7 @@ def feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
         return
     if not root.is_dir():
         return
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
+    for dirpath, dirnames, filenames in _walk(str(root)):
         for name in sorted(
             filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
         ):
@@ -41,6 +41,32 @@ def feed_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
                 digest.update(path.read_bytes())
             else:
                 digest.update(f"S {label}/{rel}\n".encode(errors=ANY_NAME))
+
+
+def _walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` top down with each folder's subfolders in sorted order, links not
+    followed, as the digest always read it, but without recursion: ``os.walk`` recurses once
+    per level and a task 1,000 folders deep raised RecursionError in ``eval`` (ES414 names
+    such a tree; the digest must not crash on it first)."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirnames, filenames = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(entry.name)
+        dirnames.sort()
+        yield folder, dirnames, filenames
+        inside = [d for d in dirnames if not os.path.islink(os.path.join(folder, d))]
+        stack.extend(os.path.join(folder, d) for d in reversed(inside))
 
 
 def content_hash(root: Path) -> str:

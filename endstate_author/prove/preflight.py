@@ -30,19 +30,29 @@ LINKS = "links"
 """A link in the task's trees: lint's ES410 error says when it leads out of them (the sandbox
 refuses to copy such a tree)."""
 SPECIAL = "special"
-"""A fifo, socket or device in the task's trees, which no sandbox copies: lint's ES414."""
+"""A fifo, socket or device in the task's trees, which no sandbox copies, or a tree nested
+deeper than any walk of it should go: lint's ES414."""
+DEPTH_LIMIT = 100
+"""As lint's ES414 (``rules.es4_directory.DEPTH_LIMIT``): deeper, and the walks of the task's
+own folder that come after this (the cache's key, the mutants) would meet Python's recursion
+limit."""
 
 
-def suspects(task: Task, search_paths: Sequence[Path]) -> set[str]:
-    """What may keep every check of ``task`` from running: :data:`GRADERS`, :data:`LINKS`,
-    :data:`SPECIAL`."""
-    found: set[str] = set()
+def grader_suspects(task: Task, search_paths: Sequence[Path]) -> set[str]:
+    """:data:`GRADERS` when a grader entry of ``task`` does not resolve (the harness's own
+    resolution, as every check would do it)."""
     for spec in task.graders:
         try:
             resolve(spec, search_paths=search_paths)
         except GraderContractError:
-            found.add(GRADERS)
-            break
+            return {GRADERS}
+    return set()
+
+
+def tree_suspects(task: Task) -> set[str]:
+    """:data:`LINKS` and :data:`SPECIAL` as the task's trees hold them. Cheap enough to ask
+    before the proof cache, whose key walks these trees."""
+    found: set[str] = set()
     roots = [task.fixture, task.holdout, task.solution]
     defects = task.root / "defects"
     try:
@@ -60,14 +70,18 @@ def _odd_entries(root: Path) -> set[str]:
     tree's depth never meets Python's recursion limit) and never through a link; a folder
     that cannot be listed is left to the checks, which say why."""
     found: set[str] = set()
-    stack = [os.fspath(root)]
+    stack = [(os.fspath(root), 0)]
     while stack:
+        folder, depth = stack.pop()
+        if depth >= DEPTH_LIMIT:
+            found.add(SPECIAL)
+            continue
         try:
-            with os.scandir(stack.pop()) as listing:
+            with os.scandir(folder) as listing:
                 for entry in listing:
                     mode = entry.stat(follow_symlinks=False).st_mode
                     if stat.S_ISDIR(mode):
-                        stack.append(entry.path)
+                        stack.append((entry.path, depth + 1))
                     elif stat.S_ISLNK(mode):
                         found.add(LINKS)
                     elif not stat.S_ISREG(mode):

@@ -172,6 +172,20 @@ def _moot(checks: list[CheckResult]) -> list[CheckResult]:
     ]
 
 
+def _stopped(root: Path, suspects: set[str], started: float) -> TaskProof | None:
+    """The proof of a task lint rejects for a reason that keeps every check from running
+    (one cause, one message: lint's finding, not one row per check); None otherwise."""
+    if not suspects:
+        return None
+    # deferred: lint, which a task that nothing keeps from grading needs only at the end
+    from endstate_author.prove import findings
+
+    stop = findings.stopped(root, suspects)
+    if stop is not None:
+        stop.seconds = time.perf_counter() - started
+    return stop
+
+
 def prove_task(
     root: Path,
     options: ProveOptions,
@@ -186,6 +200,12 @@ def prove_task(
         from endstate_author.prove import findings
 
         return findings.load_failure(root, error or "")
+    suite_root = suite_root or root.parent
+    # before the cache: its key walks the task's trees, which a tree no sandbox can use
+    # (too deep, say) must not reach
+    stop = _stopped(root, preflight.tree_suspects(task), started)
+    if stop is not None:
+        return stop
     fingerprint = None
     if options.use_cache:
         # the cache's keys read the grader catalogue and the probe store, which --no-cache
@@ -203,17 +223,11 @@ def prove_task(
                 for check in cached.checks:
                     options.on_check_done(task.id, check.check, check)
             return cached
-    suite_root = suite_root or root.parent
     search_paths = grader_search_paths(root, suite_root=suite_root)
-    suspects = preflight.suspects(task, search_paths)
-    if suspects:
-        # deferred: lint, which a task that nothing keeps from grading needs only at the end
-        from endstate_author.prove import findings
-
-        stop = findings.stopped(root, suspects)
-        if stop is not None:  # one cause, one message: lint's, not one per check
-            stop.seconds = time.perf_counter() - started
-            return stop
+    # after the cache: resolving the graders imports them, which a cached proof never needs
+    stop = _stopped(root, preflight.grader_suspects(task, search_paths), started)
+    if stop is not None:
+        return stop
     prestart(options.sandbox, task)
     ctx = ProveContext(task, options.sandbox, search_paths, suite_root)
     planned = plan_jobs(

@@ -675,6 +675,9 @@ def defect_touches_stray_file(ctx: TaskContext) -> Iterator[Diagnostic]:
 NAME_LIMIT = 200
 """Bytes a name of a task's tree may have: 255 is the file system's limit, and the harness's
 copies add to names (a compiled cache's ``.cpython-311.pyc``, a mutant's suffix)."""
+DEPTH_LIMIT = 100
+"""Folders a task's tree may nest: Python's recursive walks (``os.walk``, ``Path.rglob``,
+``shutil.rmtree``) fail near 1,000 levels, and a real project's tree is never this deep."""
 PATH_LIMIT = 3000
 """Bytes a path of a task's tree may have: 4096 is the limit, and every copy is made under a
 scratch folder (and, in Docker, ``/work``)."""
@@ -700,6 +703,11 @@ def _odd(entry: TreeEntry) -> str | None:
     if longest > NAME_LIMIT:
         return (f"a name in it is {longest} bytes: the harness's copies add to names, and a "
                 f"name over 255 bytes cannot be made (keep names under {NAME_LIMIT} bytes)")
+    depth = rel.count(b"/") + 1
+    if depth > DEPTH_LIMIT:
+        return (f"it lies {depth} folders deep: the tools that walk a task's trees (Python's "
+                f"own among them) stop near a thousand levels, and no project needs more "
+                f"than a few dozen (keep trees under {DEPTH_LIMIT} levels)")
     if len(rel) > PATH_LIMIT:
         return (f"its path is {len(rel)} bytes: every copy is made under a scratch folder, and "
                 f"a path over 4096 bytes cannot be made (keep paths under {PATH_LIMIT} bytes)")

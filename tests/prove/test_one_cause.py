@@ -20,6 +20,7 @@ import pytest
 from endstate_author.diagnostics import escaped
 from endstate_author.prove.messages import diagnostics
 from endstate_author.prove.model import CheckResult
+from endstate_harness.sandbox.tree import remove_tree
 from tests.prove.test_prove import HARDENED, STRICT_HOLDOUT, manifest
 from tests.rules.conftest import TaskBuilder, good
 
@@ -201,3 +202,42 @@ def test_survivors_of_a_holdout_that_never_runs_are_counted_under_es903(tmp_path
     assert "14 mutant(s) of the solution (ES911) survive, not listed apart" in found[0].message
     # near miss: without ES903 each survivor is its own finding
     assert [d.code for d in diagnostics(tmp_path, results[1:])] == ["ES911"] * 14
+
+
+def test_a_task_tree_too_deep_is_es414_once_and_eval_still_runs_it(
+    build: TaskBuilder, cache: Path
+) -> None:
+    """A fixture 1,100 folders deep: lint's ES414 names it; prove reports that, once, before
+    any walk of the task (the cache's key, the mutants) meets Python's recursion limit; eval
+    runs the task (the sandbox copies it by descriptors) and its content hash does not crash.
+    A tree 90 folders deep is a near miss: proved as usual."""
+    task = build(manifest(), name="deep", holdout=STRICT_HOLDOUT)
+    folder = task / "fixture"
+    for _ in range(1100):
+        folder = folder / "d"
+        os.mkdir(folder)
+    (folder / "x.txt").write_text("x\n")
+    try:
+        _deep_task_answers(task, cache)
+    finally:  # pytest's own clean-up of old temporary folders recurses: never leave it this
+        remove_tree(task / "fixture" / "d")
+    near = build(manifest(), name="ninety", holdout=STRICT_HOLDOUT)
+    folder = near / "fixture"
+    for _ in range(90):
+        folder = folder / "d"
+        os.mkdir(folder)
+    (folder / "x.txt").write_text("x\n")
+    _, found = lint_json(near, cache)
+    assert not [d for d in found if d["code"] == "ES414"], found
+
+
+def _deep_task_answers(task: Path, cache: Path) -> None:
+    rc, found = lint_json(task, cache)
+    deep = [d for d in found if d["code"] == "ES414"]
+    assert rc == 1 and len(deep) == 1 and "101 folders deep" in deep[0]["message"], found
+    rc, data = prove_json(task, cache)
+    assert rc == 1 and [d["code"] for d in data["diagnostics"]] == ["ES414"], data
+    assert "Recursion" not in json.dumps(data)
+    rc, out, err = run("eval", str(task), "--provider", "oracle", "--sandbox", "local",
+                       cache=cache)
+    assert rc == 0 and "internal error" not in err and "pass" in out, out + err

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ def start() -> Path:
 
     def remove() -> None:
         if os.getpid() == owner:  # a forked child exiting leaves the session's folder alone
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove(Path(folder))
 
     atexit.register(remove)
     return Path(folder)
@@ -63,7 +62,20 @@ def _sweep(parent: Path) -> None:
     for name in names:
         owner = name[len(PREFIX):].partition("-")[0]
         if owner.isdigit() and not _alive(int(owner)):
-            shutil.rmtree(parent / name, ignore_errors=True)
+            _remove(parent / name)
+
+
+def _remove(folder: Path) -> None:
+    """Remove ``folder`` whatever its depth: a test may leave a tree deeper than
+    ``shutil.rmtree``'s recursion reaches (the deep-tree tests build 1,100 levels), and a
+    RecursionError here would fail every later session's start."""
+    # deferred: the harness is imported by the tests anyway, after the session started
+    from endstate_harness.sandbox.tree import remove_tree
+
+    try:
+        remove_tree(folder)
+    except OSError:
+        pass
 
 
 def _alive(pid: int) -> bool:
