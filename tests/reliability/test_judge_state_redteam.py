@@ -382,6 +382,18 @@ class StoreFixtureTest(unittest.TestCase):
         self.assertEqual(json.dumps(SHARED.keys()), json.dumps(["module", "c"]))
 
 
+class StoreImportedInTheTestTest(unittest.TestCase):
+    """A module first imported inside a test, in each of two tests."""
+
+    def test_4_first_import(self):
+        from shelf import extra
+        self.assertEqual(json.dumps(extra.twice(2)), "4")
+
+    def test_5_second_import(self):
+        from shelf.extra import twice
+        self.assertEqual(json.dumps(twice(3)), "6")
+
+
 class StoreWithoutFixtureTest(unittest.TestCase):
     def test_3_fresh(self):
         store = Store()
@@ -399,6 +411,7 @@ def test_a_sound_solution_with_class_and_module_fixtures_passes(
     (task / "fixture" / "shelf").mkdir(parents=True)
     (task / "fixture" / "shelf" / "__init__.py").write_text("")
     (task / "fixture" / "shelf" / "store.py").write_text(STORE)
+    (task / "fixture" / "shelf" / "extra.py").write_text("def twice(x):\n    return 2 * x\n")
     (task / "fixture" / "tests").mkdir()
     (task / "fixture" / "tests" / "__init__.py").write_text("")
     (task / "holdout" / "tests").mkdir(parents=True)
@@ -407,7 +420,8 @@ def test_a_sound_solution_with_class_and_module_fixtures_passes(
     verdict = _judged(backend, task, {}, {"start_dir": "tests"})
     assert verdict.passed, verdict
     assert _outcomes(verdict) == {"test_1_adds_b": {"passed"}, "test_2_adds_c": {"passed"},
-                                  "test_3_fresh": {"passed"}}
+                                  "test_3_fresh": {"passed"}, "test_4_first_import": {"passed"},
+                                  "test_5_second_import": {"passed"}}
 
 
 @pytest.mark.parametrize("channel", sorted(REFUSED))

@@ -112,8 +112,8 @@ class Ground:
 def after_fork(ground):
     """In a fork, at once: its own descriptors (:func:`_privatise`), its own view, and its
     memory readable as any process's is."""
-    _privatise(ground.known)
     _prctl(_PR_SET_DUMPABLE, 1)
+    _privatise(ground.known)
     return ground.fresh()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import os
 import select
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -78,10 +79,11 @@ class Conversation:
         self.objects: dict[int, Any] = {}
         self.classes: dict[int, type] = {}
         self.budget = Budget()
-        self.scopes: list[bool] = []
+        self.scopes: list[int] = []
         """The forks wanted now, outermost first (a module's, a class's, a test's: see
-        :mod:`endstate_harness.graders.judge.isolation`), each True once the child made it. A
-        fork is made when its first request goes out: a test that calls nothing costs none."""
+        :mod:`endstate_harness.graders.judge.isolation`), each the base of its reference
+        numbers once the child made it, else 0. A fork is made when its first request goes
+        out: a test that calls nothing costs none."""
         self.forks = 0
         self.refused: str | None = None
 
@@ -89,7 +91,7 @@ class Conversation:
 
     def open_scope(self) -> None:
         """What follows runs in a process of its own, forked when it first asks the child."""
-        self.scopes.append(False)
+        self.scopes.append(0)
 
     def close_scope(self) -> None:
         """End the innermost scope's process, if it was made (its fork's parent then ends
@@ -97,18 +99,35 @@ class Conversation:
         later request says so."""
         if not self.scopes:
             return
-        if self.scopes.pop() and not self.gone:
+        base = self.scopes.pop()
+        if not base:
+            return
+        if not self.gone:
             try:
                 self._request("end")
             except Exception:  # the child's state is unknown: it is gone (set by _fail)
                 self.gone = self.gone or "the process of a test did not end cleanly"
+        self._forget_modules(base)
+
+    def _forget_modules(self, base: int) -> None:
+        """The proxies of modules the ended process imported (a test's own ``import``) leave
+        the judge's import system, so that a later test imports them again, in its process."""
+        for name, module in list(sys.modules.items()):
+            if (isinstance(module, RemoteModule) and module.__dict__.get("_judge_conv") is self
+                    and module.__dict__.get("_judge_ref", 0) >= base):
+                del sys.modules[name]
+                parent, _, leaf = name.rpartition(".")
+                holder = sys.modules.get(parent)
+                if isinstance(holder, RemoteModule) and holder.__dict__.get(leaf) is module:
+                    del holder.__dict__[leaf]
 
     def _fork_scope(self) -> None:
         """The innermost scope's process, forked from the innermost one made: a scope between
         them (a class whose fixtures asked nothing) has nothing of its own to inherit."""
         self.forks += 1
-        self._request("fork", base=self.forks << 32)  # its own reference numbers
-        self.scopes[-1] = True
+        base = self.forks << 32  # its own reference numbers
+        self._request("fork", base=base)
+        self.scopes[-1] = base
 
     # --- transport --------------------------------------------------------------------
 
