@@ -5,8 +5,9 @@ Three sources, in this order (the first that tells a mutant from the solution wi
 likeliest come first):
 
 1. **the tests' own calls** — every call a holdout or visible test makes into the package
-   whose arguments can be read as plain values: literals, module constants, the rows of a
-   ``for`` over a literal table (``for items, size, expected in CASES``);
+   whose arguments can be read as plain values: literals, module constants (a table written
+   as JSON text and read with ``json.loads`` included), the rows of a ``for`` over a literal
+   table (``for items, size, expected in CASES``);
 2. **their neighbours** — each argument moved a little: integers ±1, 0 and negated, the
    constants of the mutated line and their boundaries, empty and one-element containers,
    reversed sequences, other strings, trailing arguments left to their defaults;
@@ -173,6 +174,15 @@ def _value(node: ast.AST, env: dict[str, Any]) -> Any:
             return kind(items)
         except TypeError:  # an unhashable item in a set
             return _FAIL
+    if (isinstance(node, ast.Call) and ast.unparse(node.func) == "json.loads"
+            and len(node.args) == 1 and not node.keywords):
+        text = _value(node.args[0], env)  # a table written as JSON text: data, read as such
+        if isinstance(text, str):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return _FAIL
+        return _FAIL
     if isinstance(node, ast.Dict):
         keys = [_value(k, env) if k is not None else _FAIL for k in node.keys]
         values = [_value(v, env) for v in node.values]

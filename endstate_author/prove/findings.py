@@ -84,7 +84,12 @@ def stopped(task_root: Path, suspects: set[str]) -> TaskProof | None:
     if not causes:
         return None
     listed = ", ".join(f"{d.code} at {_where(task_root, d)}" for d in causes)
-    proof = TaskProof(task_root.name, task_root, diagnostics=causes)
+    shown = {(d.code, str(d.file), d.line, d.message) for d in causes}
+    # the static errors a finished proof shows beside its checks (ES414: a name no sandbox
+    # can use), as lint gives them: the same errors for the same task, stopped or not
+    extra = [d for d in static_warnings(task_root, task_root.parent)
+             if d.severity == "error" and (d.code, str(d.file), d.line, d.message) not in shown]
+    proof = TaskProof(task_root.name, task_root, diagnostics=[*causes, *extra])
     proof.checks.append(CheckResult(
         "load", "directions", "fail",
         detail=f"the task cannot be graded ({listed}), so nothing else was checked",
