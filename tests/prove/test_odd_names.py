@@ -92,15 +92,16 @@ def test_one_task_s_internal_error_does_not_stop_the_others(
     monkeypatch.setenv("ENDSTATE_AUTHOR_CACHE", str(tmp_path / "cache"))
     real = cache.fingerprint
 
-    def broken(task, options):  # type: ignore[no-untyped-def]
+    def broken(task, options, inputs=None):  # type: ignore[no-untyped-def]
         if task.id == "a-bad-name":
             raise RuntimeError("injected failure")
-        return real(task, options)
+        return real(task, options, inputs)
 
     monkeypatch.setattr(cache, "fingerprint", broken)
     shutil.rmtree(suite / "b-fifo")
+    # with the cache (in this test's own folder): --no-cache never asks for a fingerprint
     proofs = prove_paths([suite], ProveOptions(sandbox=SandboxChoice("local").for_grading(),
-                                               use_cache=False))
+                                               use_cache=True))
     by_id = {p.task_id: p for p in proofs}
     assert set(by_id) == {"a-bad-name", "c-sound"}
     [failed] = by_id["a-bad-name"].checks
