@@ -56,7 +56,8 @@ def _walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
                 entries = list(listing)
         except OSError:
             continue
-        dirnames, filenames = [], []
+        dirnames: list[str] = []
+        filenames: list[str] = []
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
