@@ -402,6 +402,12 @@ def prove_tasks_command(
         )
     elif text:
         out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+        if not out.is_terminal:
+            # in a pipe, a file or a CI log a table is as wide as its widest row: wrapped at
+            # 80 columns, an identifier was cut in the middle (HoldoutLRUCacheTest.test_capac
+            # / ity_must_be_positive), which no reader can search for
+            out = Console(file=sys.stdout, highlight=False, soft_wrap=True, width=10_000,
+                          no_color=True)
         _print_table(proofs, out)
         emit(diagnostics, output_format, summary_line(proofs))
     elif output_format is OutputFormat.sarif:

@@ -241,3 +241,19 @@ def _deep_task_answers(task: Path, cache: Path) -> None:
     rc, out, err = run("eval", str(task), "--provider", "oracle", "--sandbox", "local",
                        cache=cache)
     assert rc == 0 and "internal error" not in err and "pass" in out, out + err
+
+
+def test_tables_in_a_pipe_never_cut_an_identifier(build: TaskBuilder, cache: Path) -> None:
+    """Issue 46 item 4: prove's table written to a pipe is as wide as its widest row, so a
+    long test name in a check's detail stays whole (it was folded at 80 columns)."""
+    name = "test_capacity_must_be_positive_whatever_the_size_of_the_input_list"
+    holdout = {"tests/test_holdout_chunk.py": (
+        "import unittest\n\nfrom chunker import chunk\n\n\n"
+        "class HoldoutLongNamedChunkingBehaviourTest(unittest.TestCase):\n"
+        f"    def {name}(self):\n        self.assertEqual(chunk([1, 2, 3], 2), [[1, 2]])\n"
+    )}
+    task = build(manifest(), name="long-names", holdout=holdout)
+    rc, out, err = run("prove", "--sandbox", "local", "--only", "directions", str(task),
+                       cache=cache)
+    assert rc == 1 and "Traceback" not in err
+    assert f"HoldoutLongNamedChunkingBehaviourTest.{name}" in out, out
