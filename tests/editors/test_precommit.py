@@ -20,7 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -240,20 +240,8 @@ def test_the_documented_configuration_runs_verbatim(
     # git (and so pre-commit, which keeps these variables) fetches the address from the snapshot
     env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"url.{snap}.insteadOf",
                GIT_CONFIG_VALUE_0=repo["repo"])
-    work = tmp_path / "work"
-    shutil.copytree(ROOT / "tasks" / SHIPPED_TASK, work / "tasks" / SHIPPED_TASK)
-    (work / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     env["ENDSTATE_AUTHOR_CACHE"] = str(tmp_path / "prove-cache")
-
-    def sh(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(list(args), cwd=work, env=env, capture_output=True, text=True,
-                              timeout=600)
-
-    assert sh("git", "init", "-q").returncode == 0
-    installed = sh(str(PRE_COMMIT), "install")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    sh("git", "add", "-A")
-    first = sh("git", "commit", "-m", "a shipped task")
+    work, sh, first = _first_commit(tmp_path, env, config)
     out = first.stdout + first.stderr
     assert first.returncode == 0, out
     assert "endstate-author lint (changed tasks)" in out and "endstate-author prove" in out, out
@@ -291,6 +279,19 @@ def test_a_commit_hash_pins_the_hooks_from_a_clone_without_tags(
     [repo] = yaml.safe_load(documented_config(DOCS[-1]))["repos"]
     config = (f"repos:\n  - repo: {clone}\n    rev: {rev}\n    hooks:\n"
               f"      - id: {repo['hooks'][0]['id']}\n")
+    _, _, first = _first_commit(tmp_path, env, config)
+    out = first.stdout + first.stderr
+    assert first.returncode == 0 and "Passed" in out, out
+
+
+Shell = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _first_commit(
+    tmp_path: Path, env: dict[str, str], config: str
+) -> tuple[Path, Shell, subprocess.CompletedProcess[str]]:
+    """A repository of one shipped task with ``config`` installed by the real pre-commit, and
+    its first commit: (the repository, a shell in it, what the commit printed)."""
     work = tmp_path / "work"
     shutil.copytree(ROOT / "tasks" / SHIPPED_TASK, work / "tasks" / SHIPPED_TASK)
     (work / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
@@ -303,6 +304,4 @@ def test_a_commit_hash_pins_the_hooks_from_a_clone_without_tags(
     installed = sh(str(PRE_COMMIT), "install")
     assert installed.returncode == 0, installed.stdout + installed.stderr
     sh("git", "add", "-A")
-    first = sh("git", "commit", "-m", "a shipped task")
-    out = first.stdout + first.stderr
-    assert first.returncode == 0 and "Passed" in out, out
+    return work, sh, sh("git", "commit", "-m", "a shipped task")

@@ -54,16 +54,6 @@ SOUND_SHAPES = {
 }
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def build(tmp_path: Path) -> TaskBuilder:
-    return TaskBuilder(tmp_path / "suite")
-
-
 @pytest.mark.parametrize("shape", sorted(EMPTY_SHAPES))
 def test_es903_a_loaded_module_with_no_test_of_its_own(
     build: TaskBuilder, cache: Path, shape: str

@@ -53,16 +53,6 @@ def errors(found: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
     return sorted((d["code"], d["line"], d["column"]) for d in found if d["severity"] == "error")
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def build(tmp_path: Path) -> TaskBuilder:
-    return TaskBuilder(tmp_path / "suite")
-
-
 def _misspelt() -> dict[str, Any]:
     graders = [dict(g) for g in HARDENED]
     graders[0] = {"name": graders[0]["name"], "args": {"start_dirr": "tests"}}
