@@ -22,6 +22,7 @@ from typing import Any
 from endstate_author.assist.actions import Action
 from endstate_author.assist.vocabulary import MAX_DOCUMENT_BYTES
 from endstate_author.diagnostics import Diagnostic, TextEdit
+from endstate_harness.graders import pyast
 from endstate_harness.layout import HOLDOUT_DIR
 
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
@@ -91,7 +92,7 @@ def _called_head(example: dict[str, Any]) -> str | None:
     """The name a test calls first in the shown call: ``units_of`` in ``units_of('m')``,
     ``Page`` in ``Page(3).last()``."""
     try:
-        node = ast.parse(str(example.get("call") or ""), mode="eval").body
+        node = pyast.expression(str(example.get("call") or "")).body
     except (SyntaxError, ValueError):
         return None
     while isinstance(node, ast.Call | ast.Attribute):
@@ -112,7 +113,7 @@ def _imported_by_tests(root: Path, example: dict[str, Any], read: Reader) -> dic
     for path in tests:
         data = read(path)
         try:
-            tree = ast.parse(data or b"")
+            tree = pyast.parse(data or b"")
         except (SyntaxError, ValueError):
             continue
         for node in tree.body:
@@ -207,7 +208,7 @@ def appended(path: Path, data: bytes, example: dict[str, Any]) -> tuple[TextEdit
     file is no Python this can place a test in exactly (it does not parse)."""
     try:
         text = data.decode("utf-8")
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (UnicodeDecodeError, SyntaxError, ValueError):
         return None
     newline = "\r\n" if b"\r\n" in data else "\n"

@@ -376,7 +376,7 @@ def neighbours(call: Call, constants: list[Any]) -> Iterator[Call]:
 def line_constants(source: str) -> list[Any]:
     """The constants a statement's text holds (the mutated line's boundaries)."""
     try:
-        tree = ast.parse(source.strip())
+        tree = pyast.parse(source.strip())
     except (SyntaxError, ValueError):
         return []
     found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)

@@ -21,7 +21,7 @@ from endstate_author.catalogue import Catalogue
 from endstate_author.config import Config, ConfigError, discover
 from endstate_author.redteam.probe_store import PROBES_DIR
 from endstate_author.taskhash import TASK_PARTS, feed_tree
-from endstate_harness.graders import grader_search_paths
+from endstate_harness.graders import grader_search_paths, pyast
 from endstate_harness.task import Task
 
 MAX_MODULES = 200
@@ -74,7 +74,7 @@ def _place(module: Path, roots: list[Path], task_root: Path) -> tuple[str, Path,
 def _imports(module: Path, rel: Path, roots: list[Path]) -> list[Path]:
     """The suite modules ``module`` imports (found in ``roots``, as its import would be)."""
     try:
-        tree = ast.parse(module.read_bytes())
+        tree = pyast.parse(module.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return []  # the proof fails on it the same way wherever it runs
     names: list[tuple[str, int]] = []

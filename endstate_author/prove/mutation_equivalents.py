@@ -24,6 +24,8 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from endstate_harness.graders import pyast
+
 Param = tuple[str, str]
 """(name, ``ast.dump`` of its default when that is a literal, else "")."""
 
@@ -46,7 +48,7 @@ def _literal_dump(node: ast.AST | None) -> str:
     if node is None:
         return ""
     try:
-        ast.literal_eval(node)
+        pyast.literal_eval(ast.unparse(node))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return ""
     return ast.dump(node)

@@ -143,10 +143,10 @@ document(
 
     ## What it checks
     The oracle (oracle.json, or one derived from solution/) runs through the real runner in
-    a real sandbox: copy, loop, seal, holdout, grade, requires. Cost and compaction tasks
-    are also run by an oracle that reads the fixture files the solution changes in a turn
-    of its own before writing them, as every real agent must: a bound only the blind oracle
-    meets is this finding, with that run's failing check. When the solution already fails
+    a real sandbox: copy, loop, seal, holdout, grade, requires. Cost tasks are also run by
+    an oracle that reads the fixture files the solution changes in a turn of its own before
+    writing them, as every real agent must: a bound only the blind oracle meets is this
+    finding, with that run's failing check. When the solution already fails
     the graders (ES902), or a compaction task's budget guard never fires (ES905), this
     follows from it and is noted in that finding instead.
 

@@ -127,7 +127,8 @@ def test_eval_filters_and_unpriced_cost_is_unknown(tmp_path):
     assert [(r["task_id"], r["attempt"]) for r in data["results"]] == [("perm", 0), ("perm", 1)]
     assert data["summary"]["cost_usd"] is None and data["summary"]["unpriced_models"] == ["oracle"]
     assert data["summary"]["flake"]["perm"]["flake_rate"] == 0
-    assert "USD/run" in result.output and "unknown" in result.output
+    # the oracle calls no model: no cost column at all, never "$0" (issue 46 item 5)
+    assert "USD/run" not in result.output and "$0" not in result.output
 
 
 def test_eval_bad_input_is_a_message_and_exit_2(tmp_path):

@@ -8,7 +8,6 @@ from endstate_author.prove.harness import (
     failed_detail,
     informed_steps,
     oracle_steps,
-    reading_steps,
     run_scripted,
 )
 from endstate_author.prove.model import (
@@ -43,9 +42,11 @@ def check_oracle(ctx: ProveContext) -> CheckResult:
 
 
 INFORMED = "oracle that reads first"
-INFORMED_CATEGORIES = ("cost", "compaction")
-"""Categories whose bounds (steps, tokens, the context window) a real agent's reading turn
-counts against."""
+INFORMED_CATEGORIES = ("cost",)
+"""Categories whose ceilings (``requires.steps.max``, a token bound) a real agent's reading
+turn counts against. Not compaction: its oracle reads the fixture until the window compacts,
+and how many reads that takes is the oracle's choice, not the task's bound, so a reading
+turn that leaves one read fewer (and no compaction) would be an error no agent meets."""
 
 
 def check_informed_oracle(ctx: ProveContext) -> CheckResult:
@@ -55,10 +56,6 @@ def check_informed_oracle(ctx: ProveContext) -> CheckResult:
     if not steps:
         return CheckResult(INFORMED, "oracle", "skipped",
                            detail="the solution changes no fixture file: nothing to read first")
-    if ctx.task.category == "compaction":
-        # as the budget guard's oracle: the fixture read until the window must compact, then
-        # the solution — here with its files read in a turn of their own before the writes
-        steps = reading_steps(ctx.task, ctx.task.manifest.max_steps - len(steps) - 1) + steps
     result = run_scripted(ctx, steps)
     if result.passed:
         return CheckResult(INFORMED, "oracle", "pass")
@@ -83,5 +80,5 @@ GROUP = CheckGroup(
     inputs=(*GRADING_INPUTS, "prompt.md", "oracle.json"),
     jobs=jobs,
     summary="a scripted agent writes the solution through the full runner and passes, also "
-    "after a turn that reads the files it changes (cost and compaction tasks)",
+    "after a turn that reads the files it changes (cost tasks)",
 )
