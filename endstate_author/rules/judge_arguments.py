@@ -71,6 +71,18 @@ def arguments_read_after_the_call(
 ) -> Iterator[tuple[ast.AST, str]]:
     """(assertion, why) for each assertion of ``test`` on a mutable argument it gave the
     package earlier (see the module's docstring)."""
+    # one walk to rule most tests out at once (lint's time: a thousand tasks' tests): no
+    # mutable value bound to a name, or none of those names given to a call of the package
+    built: set[str] = set()
+    given_any: set[str] = set()
+    for node in ast.walk(test):
+        if isinstance(node, ast.Assign) and _mutable(node.value):
+            built.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Call) and (node.args or node.keywords):
+            given_any.update(a.id for a in [*node.args, *(k.value for k in node.keywords)]
+                             if isinstance(a, ast.Name))
+    if not built & given_any:
+        return
     mutable: set[str] = set()
     passed: dict[str, int] = {}  # name -> line of the package call it was given to
     for stmt in _statements(test.body):
