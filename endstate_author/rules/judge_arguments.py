@@ -11,7 +11,10 @@ reflect such effects back for every kind of value, so the assertion is refused s
 Only what is certain is reported: a local name bound in the test to a mutable value built
 there (a list, dict or set display or comprehension, ``list()``, ``dict()``, ``set()``,
 ``bytearray()``), passed itself (not a copy of it) to a call into the package, and read by a
-later assertion of the same test with no binding of that name in between.
+later assertion of the same test with no binding of that name in between — an assertion about
+the argument alone: one that also reads what a package call returned
+(``assertEqual(total, sum(items))``) uses the argument to say what to expect, which the judge
+has as it was.
 """
 
 from __future__ import annotations
@@ -85,10 +88,16 @@ def arguments_read_after_the_call(
         return
     mutable: set[str] = set()
     passed: dict[str, int] = {}  # name -> line of the package call it was given to
+    results: set[str] = set()  # names bound to what a call of the package returned
     for stmt in _statements(test.body):
         if _is_assertion(stmt):
             read = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
                     and isinstance(n.ctx, ast.Load)}
+            if read & results or any(isinstance(n, ast.Call) and is_package(n.func)
+                                     for n in ast.walk(stmt)):
+                # about what the package returned (`assertEqual(total, sum(items))`): the
+                # argument only helps say what to expect, and the judge has it as it was
+                continue
             for name in sorted(read & set(passed)):
                 yield stmt, (
                     f"asserts on `{name}` after giving it to the package under test (line "
@@ -120,3 +129,6 @@ def arguments_read_after_the_call(
             mutable.add(stmt.targets[0].id)
         for name in given - rebound:
             passed[name] = getattr(stmt, "lineno", 0)
+        if calls and isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            results.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                           and isinstance(n.ctx, ast.Store))

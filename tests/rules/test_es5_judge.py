@@ -325,6 +325,9 @@ def test_es508_an_assertion_on_an_argument_after_the_call(
     "items = [3]\nchunk(items, 1)\nitems.append(4)\nself.assertEqual(items, [3, 4])",
     # asserted before the call only
     "items = [3]\nself.assertEqual(items, [3])\nchunk(items, 1)",
+    # the argument says what the result should be
+    "items = [1, 2, 3]\nout = chunk(items, 3)\nself.assertEqual(out, [list(items)])",
+    "items = [1, 2, 3]\nself.assertEqual(chunk(items, 3), [items])",
 ])
 def test_es508_near_misses_of_the_argument_check(make_task: TaskBuilder, body: str) -> None:
     task = make_task(judged(), holdout=holdout(body))
