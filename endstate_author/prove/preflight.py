@@ -15,11 +15,10 @@ lint reports an error and never on its own guess.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from endstate_author.lint.trees import walk_tree
 from endstate_harness.errors import GraderContractError
 from endstate_harness.graders.resolver import resolve
 from endstate_harness.task import Task
@@ -66,26 +65,14 @@ def tree_suspects(task: Task) -> set[str]:
 
 
 def _odd_entries(root: Path) -> set[str]:
-    """:data:`LINKS` and :data:`SPECIAL` as the tree at ``root`` holds them. Iterative (a
-    tree's depth never meets Python's recursion limit) and never through a link; a folder
-    that cannot be listed is left to the checks, which say why."""
+    """:data:`LINKS` and :data:`SPECIAL` as the tree at ``root`` holds them, read by lint's own
+    walk (iterative, never through a link), so prove and lint see the same entries."""
     found: set[str] = set()
-    stack = [(os.fspath(root), 0)]
-    while stack:
-        folder, depth = stack.pop()
-        if depth >= DEPTH_LIMIT:
+    for rel, entry in walk_tree(root).items():
+        if rel.count("/") >= DEPTH_LIMIT:
             found.add(SPECIAL)
-            continue
-        try:
-            with os.scandir(folder) as listing:
-                for entry in listing:
-                    mode = entry.stat(follow_symlinks=False).st_mode
-                    if stat.S_ISDIR(mode):
-                        stack.append((entry.path, depth + 1))
-                    elif stat.S_ISLNK(mode):
-                        found.add(LINKS)
-                    elif not stat.S_ISREG(mode):
-                        found.add(SPECIAL)
-        except OSError:
-            continue
+        if entry.is_symlink:
+            found.add(LINKS)
+        elif entry.special:
+            found.add(SPECIAL)
     return found
