@@ -62,8 +62,8 @@ def build_suite(target: Path, count: int) -> list[Path]:
 def parsed_by_lint(suite: Path) -> list[str]:
     """The Python files lint's rules parse on ``suite`` (every ``python_module`` asked for),
     found by linting it once in this process with that method watched."""
+    from endstate_author.engine.context import TaskContext
     from endstate_author.lint import run as lint
-    from endstate_author.lint.context import TaskContext
 
     seen: set[str] = set()
     original = TaskContext.python_module

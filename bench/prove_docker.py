@@ -5,7 +5,7 @@ as a fresh process with the cache off and the default jobs:
 ``endstate-author prove SUITE --sandbox local --no-cache``, the same with ``--sandbox docker``
 and every check in a container of its own (``ENDSTATE_SANDBOX_REUSE=0``, as before the pool),
 with containers reused but every command a ``docker exec`` of its own
-(``ENDSTATE_SANDBOX_AGENT=0``, as before the runner inside the container), and with
+(``ENDSTATE_SANDBOX_RUNNER=0``, as before the runner inside the container), and with
 ``--sandbox docker`` as shipped (containers reset and reused, commands started by the runner
 in the container, Python runs forked from its warm interpreters). Prints the wall times, the
 ratios to local, the containers each Docker run created (polled by the owner-pid label) and
@@ -87,7 +87,7 @@ def main() -> None:
             [*common, "--sandbox", "docker"], cache, ENDSTATE_SANDBOX_REUSE="0"
         )
         execs, execs_rc, execs_out, execs_creates = run_prove(
-            [*common, "--sandbox", "docker"], cache, ENDSTATE_SANDBOX_AGENT="0"
+            [*common, "--sandbox", "docker"], cache, ENDSTATE_SANDBOX_RUNNER="0"
         )
         pooled, pooled_rc, pooled_out, pooled_creates = run_prove(
             [*common, "--sandbox", "docker"], cache

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from endstate_author.suggest import did_you_mean
+from endstate_author.engine.suggest import did_you_mean
 from endstate_harness.layout import CATEGORIES
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

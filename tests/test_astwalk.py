@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from endstate_author.astwalk import EXPR_CONTEXTS, child_nodes, preorder, walk, walk_spans
+from endstate_author.engine.astwalk import EXPR_CONTEXTS, child_nodes, preorder, walk, walk_spans
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from endstate_author.cli.cmd_prove import exit_code, summary_line
-from endstate_author.diagnostics import read_source_lines
+from endstate_author.engine.diagnostics import read_source_lines
 from endstate_author.prove.model import CheckResult, TaskProof
 from tests.support.tasks import FIXTURE, TaskBuilder, good
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.discovery import (
+from endstate_author.engine.context import walk_tree
+from endstate_author.engine.discovery import (
     builtin_name,
     from_tests_pass,
     grader_command,
@@ -20,7 +21,6 @@ from endstate_author.discovery import (
     split_grader,
     test_files,
 )
-from endstate_author.lint.context import walk_tree
 from endstate_harness.graders import BUILTIN_GRADERS
 from endstate_harness.graders.reference import REFERENCE_GRADERS
 

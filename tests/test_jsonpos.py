@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from endstate_author.jsonpos import JNode, _build_root, _parser, parse
+from endstate_author.engine.jsonpos import JNode, _build_root, _parser, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,7 +85,7 @@ def test_the_deepest_allowed_manifest_reads_from_a_deep_caller(tmp_path: Path) -
     """A manifest nested just under the limit is read, converted and linted the same at any
     caller depth: lint once reported a rule crash (ES000) for it from a deep stack."""
     # deferred: the linter and a task builder, for this test only
-    from endstate_author.jsonpos import MAX_DEPTH
+    from endstate_author.engine.jsonpos import MAX_DEPTH
     from endstate_author.lint.run import lint_task
     from tests.rules.conftest import TaskBuilder
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.lint import cache as lintcache
 from endstate_author.lint import index as lintindex
 from endstate_author.lint import run as lint_module

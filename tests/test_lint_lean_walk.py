@@ -1,4 +1,4 @@
-"""Lint's shared walks leave out the expression contexts (``endstate_author.astwalk``): every
+"""Lint's shared walks leave out the expression contexts (``endstate_author.engine.astwalk``): every
 rule must find exactly what it found with ast's full walk.
 
 The tasks are made here from the running Python's own standard library: each holds one
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import endstate_author.lint.context as context_module
+import endstate_author.engine.context as context_module
 import endstate_author.rules.es4_directory as es4
 import endstate_author.rules.judge_operands as operands
 import endstate_author.rules.judge_package as package

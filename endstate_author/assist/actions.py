@@ -14,10 +14,10 @@ from typing import Any, Literal
 from endstate_author.assist.grader_views import REFERENCE_MODULE, short_name
 from endstate_author.assist.paths import fixture_paths
 from endstate_author.assist.vocabulary import MAX_DOCUMENT_BYTES
-from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
-from endstate_author.discovery import TEST_GRADERS
-from endstate_author.jsonpos import parse
-from endstate_author.lint.context import walk_tree
+from endstate_author.engine.context import walk_tree
+from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
+from endstate_author.engine.discovery import TEST_GRADERS
+from endstate_author.engine.jsonpos import parse
 from endstate_harness.layout import SOLUTION_DIR, TASK_FILE
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from endstate_author.catalogue import Catalogue
-from endstate_author.config import Config
+from endstate_author.engine.catalogue import Catalogue
+from endstate_author.engine.config import Config
 
 REFERENCE_MODULE = "endstate.evals.graders"
 HARNESS_MODULE = "endstate_harness.graders"

@@ -9,7 +9,7 @@ from endstate_author.assist.cursor import arg_of, cursor_context
 from endstate_author.assist.grader_views import Graders
 from endstate_author.assist.paths import path_target
 from endstate_author.assist.vocabulary import MAX_DOCUMENT_BYTES, PATH_ARGS
-from endstate_author.jsonpos import parse
+from endstate_author.engine.jsonpos import parse
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from endstate_author.assist.grader_views import short_name
 from endstate_author.assist.vocabulary import MAX_DOCUMENT_BYTES
-from endstate_author.jsonpos import parse
+from endstate_author.engine.jsonpos import parse
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from endstate_author.lint.context import walk_tree
+from endstate_author.engine.context import walk_tree
 from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, PRUNED_NAMES, SOLUTION_DIR, TASK_FILE
 
 

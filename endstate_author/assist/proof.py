@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.prove import cache, checkcache, messages
 from endstate_author.prove.findings import static_warnings
 from endstate_author.prove.model import DEFAULT_MUTANTS, CheckResult, ProveOptions

@@ -21,7 +21,7 @@ from typing import Any
 
 from endstate_author.assist.actions import Action
 from endstate_author.assist.vocabulary import MAX_DOCUMENT_BYTES
-from endstate_author.diagnostics import Diagnostic, TextEdit
+from endstate_author.engine.diagnostics import Diagnostic, TextEdit
 from endstate_harness.graders import pyast
 from endstate_harness.layout import HOLDOUT_DIR
 

@@ -74,41 +74,41 @@ def _register_optional() -> None:
 
         app.command("vendor")(vendor)
     if _wanted("editor"):
-        from endstate_author.cli import cmd_editor  # deferred: as above
+        import endstate_author.cli.cmd_editor as cmd_editor  # deferred: as above
 
         app.add_typer(cmd_editor.app, name="editor")
     words = [a for a in sys.argv[1:] if not a.startswith("-")]
     if words[:2] == ["eval", "compare"]:
         # `eval SUITE` takes a folder as its first argument, so `eval compare RUN_A RUN_B`
         # exists only when it is asked for; deferred: only this invocation needs it
-        from endstate_author.cli import cmd_compare
+        import endstate_author.cli.cmd_compare as cmd_compare
 
         app.add_typer(cmd_compare.app, name="eval")
     elif _wanted("eval", "run", "sessions"):
         # deferred: imports the agent loop, which only these three commands need
-        from endstate_author.cli import cmd_eval
+        import endstate_author.cli.cmd_eval as cmd_eval
 
         app.command("eval")(cmd_eval.eval_command)
         app.command("run")(cmd_eval.run_command)
         app.command("sessions")(cmd_eval.sessions_command)
     if _wanted("prove"):
         # deferred: imports prove, which lint must never pay for
-        from endstate_author.cli import cmd_prove
+        import endstate_author.cli.cmd_prove as cmd_prove
 
         app.command("prove")(cmd_prove.prove_tasks_command)
     if _wanted("redteam"):
         # deferred: imports the agent loop and prove, which only ``redteam`` needs
-        from endstate_author.cli import cmd_redteam
+        import endstate_author.cli.cmd_redteam as cmd_redteam
 
         app.command("redteam")(cmd_redteam.redteam_command)
     if _wanted("hook"):
         # deferred: only ``hook`` needs it (and it imports prove when it proves)
-        from endstate_author.cli import cmd_hook
+        import endstate_author.cli.cmd_hook as cmd_hook
 
         app.command("hook")(cmd_hook.hook_command)
     if _wanted("sandbox"):
         # deferred: imports the Docker client, which only ``sandbox`` needs up front
-        from endstate_author.cli import cmd_sandbox
+        import endstate_author.cli.cmd_sandbox as cmd_sandbox
 
         app.add_typer(cmd_sandbox.app, name="sandbox")
 

@@ -16,9 +16,9 @@ from typing import Annotated
 import typer
 
 from endstate_author.cli.output import fail
+from endstate_author.engine.suggest import did_you_mean
 from endstate_author.rules.registry import RULES, all_rules
 from endstate_author.scaffold import ScaffoldError, create_task
-from endstate_author.suggest import did_you_mean
 
 
 def rule(

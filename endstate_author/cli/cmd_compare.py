@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from endstate_author.cli.output import fail
+from endstate_author.engine.textsafe import markup, one_line
 from endstate_author.evalreport.compare import (
     Comparison,
     NothingToCompare,
@@ -20,7 +21,6 @@ from endstate_author.evalreport.compare import (
 )
 from endstate_author.evalreport.html import render_compare, write
 from endstate_author.evalreport.run import RunError, load_run
-from endstate_author.textsafe import markup, one_line
 
 
 def _fmt(value: object, metric: str = "") -> str:

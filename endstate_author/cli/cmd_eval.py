@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption, choose
+from endstate_author.engine.textsafe import markup, one_line, shown
 from endstate_author.evalreport.console import print_report
 from endstate_author.evalreport.html import render_report
 from endstate_author.evalreport.html import write as write_html
@@ -33,7 +34,6 @@ from endstate_author.evalreport.run import Run
 from endstate_author.executors import ExecutorError, choose_executor, load_ray
 from endstate_author.lint.run import lint_paths
 from endstate_author.taskhash import content_hash
-from endstate_author.textsafe import markup, one_line, shown
 from endstate_harness.agent.loop import DEFAULT_SYSTEM_PROMPT, AgentLoop, RunResult
 from endstate_harness.agent.oracle import OracleError, load_oracle, solution_provider
 from endstate_harness.agent.providers import (

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from endstate_author.cli.output import OutputFormat, emit, fail
-from endstate_author.config import ConfigError
-from endstate_author.fixes import plan_fixes, render_diff, write_plan
+from endstate_author.engine.config import ConfigError
+from endstate_author.engine.fixes import plan_fixes, render_diff, write_plan
 from endstate_author.lint.cache import LintCache
 from endstate_author.lint.fast import report
 from endstate_author.lint.run import UsageError, lint_paths

@@ -13,10 +13,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from endstate_author.cli import formats, progress
+import endstate_author.cli.progress as progress
 from endstate_author.cli.output import OutputFormat, emit
 from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption, choose
+from endstate_author.engine.textsafe import markup as escape  # shown, never obeyed
+from endstate_author.engine.textsafe import one_line
 from endstate_author.executors import ExecutorChoice, ExecutorError, choose_executor, load_ray
+from endstate_author.lint import formats
 from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.prove import (
     CHECK_GROUPS,
@@ -28,8 +31,6 @@ from endstate_author.prove import (
     prove_paths,
 )
 from endstate_author.prove.model import DEFAULT_COUNTEREXAMPLE_BUDGET
-from endstate_author.textsafe import markup as escape  # shown, never obeyed
-from endstate_author.textsafe import one_line
 from endstate_harness.sandbox.choice import SandboxChoice
 
 

@@ -14,12 +14,13 @@ import typer
 
 from endstate_author.cli.output import OutputFormat, emit, fail
 from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption, choose
+from endstate_author.engine.textsafe import one_line
 from endstate_author.evalreport.results import PriceError, Prices, load_prices
 from endstate_author.lint.run import UsageError, resolve_targets
-from endstate_author.redteam import probe_store, report
+from endstate_author.probes import store as probe_store
+from endstate_author.redteam import report
 from endstate_author.redteam.attempt import run_attempt
 from endstate_author.redteam.triage import Triager, judge_layout
-from endstate_author.textsafe import one_line
 from endstate_harness.agent.providers import OpenAIProvider, ProviderError
 from endstate_harness.agent.session import SessionError, SessionStore
 from endstate_harness.graders import grader_search_paths

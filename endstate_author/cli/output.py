@@ -13,8 +13,8 @@ from enum import StrEnum
 
 import typer
 
-from endstate_author.cli import formats
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
+from endstate_author.lint import formats
 
 
 class OutputFormat(StrEnum):

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import IO, Any
 
+from endstate_author.engine.textsafe import json_text, one_line
 from endstate_author.prove.model import CheckResult, TaskProof
-from endstate_author.textsafe import json_text, one_line
 from endstate_harness.sandbox.choice import SandboxChoice
 
 

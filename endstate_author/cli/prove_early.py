@@ -110,7 +110,7 @@ def _graders(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
 def _begin(paths: list[Path]) -> None:
     try:
         # deferred: imported in this thread, so that prove's own imports start at once
-        from endstate_author.discovery.grader_names import judged_pythons
+        from endstate_author.engine.discovery.grader_names import judged_pythons
         from endstate_harness.graders.judge import prestart  # deferred: as above
 
         for thread in prestart.prestart(judged_pythons(_graders(paths))):

@@ -1,9 +1,9 @@
 """The eval summary on the console, as real tables.
 
 Every string of the run (task ids, check names, details, errors: an exception message of the
-code under test, a child's stderr) goes out as a :class:`Text` of
-:mod:`endstate_author.textsafe`'s making: rich reads no markup in it, and no escape sequence or
-bidirectional override of it reaches the terminal."""
+code under test, a child's stderr) goes out as a :class:`Text`
+of :mod:`endstate_author.engine.textsafe`'s making: rich reads no markup in it, and no escape
+sequence or bidirectional override of it reaches the terminal."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from endstate_author.evalreport import units
+import endstate_author.evalreport.units as units
+from endstate_author.engine.textsafe import one_line, shown
 from endstate_author.evalreport.results import expected_failure
 from endstate_author.evalreport.run import Run, failing_checks, verdict
-from endstate_author.textsafe import one_line, shown
 
 _STYLE = {"pass": "green", "FAIL": "bold red", "ERROR": "yellow"}
 

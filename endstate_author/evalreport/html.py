@@ -7,7 +7,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from endstate_author.evalreport import charts, units
+import endstate_author.evalreport.charts as charts
+import endstate_author.evalreport.units as units
 from endstate_author.evalreport.compare import Comparison, describe_difference, sandbox_line
 from endstate_author.evalreport.results import SCRIPTED_PROVIDERS, expected_failure, percentile
 from endstate_author.evalreport.run import Run, failing_checks, verdict

@@ -2,7 +2,7 @@
 out of every rate, an unknown cost stays unknown, percentiles are nearest-rank.
 
 Every string of the run in report.md (task ids, check names, details, errors, which quote the
-code under test) is written by :mod:`endstate_author.textsafe` to render as exactly itself:
+code under test) is written by :mod:`endstate_author.engine.textsafe` to render as exactly itself:
 no image, link, HTML or table break can come out of an exception message. results.json keeps
 them as data.
 """
@@ -18,8 +18,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from endstate_author.evalreport import units
-from endstate_author.textsafe import md_block, md_code, md_text
+import endstate_author.evalreport.units as units
+from endstate_author.engine.textsafe import md_block, md_code, md_text
 from endstate_harness.runner import SuiteResult, TaskResult
 from endstate_harness.sandbox.choice import where_ran
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from endstate_author.config import config_file
+from endstate_author.engine.config import config_file
+from endstate_author.probes.store import PROBES_DIR
 from endstate_author.prove.inputs import grader_modules
-from endstate_author.redteam.probe_store import PROBES_DIR
 from endstate_harness.task import Task
 
 SCRATCH_PREFIX = "endstate-node-"

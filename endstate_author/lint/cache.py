@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from endstate_author import __version__
-from endstate_author.config import Config
-from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
+from endstate_author.engine.config import Config
+from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
 from endstate_author.lint.index import FoundIndex, SuiteIndex, blake2b
 from endstate_harness import layout
 from endstate_harness.layout import TASK_FILE

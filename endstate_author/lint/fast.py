@@ -32,7 +32,7 @@ def report(
 ) -> int:
     """Print ``result`` as ``lint`` does and return its exit status (0 clean, 1 findings)."""
     # deferred: the renderers import rich for text output, which a usage error never needs
-    from endstate_author.cli import formats
+    import endstate_author.lint.formats as formats
 
     counted = result.errors + (result.warnings if strict else 0)
     summary = _summary(result.tasks, result.errors, result.warnings)

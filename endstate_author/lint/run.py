@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from endstate_author.config import Config, discover, load_file
-from endstate_author.diagnostics import Diagnostic, escaped
+from endstate_author.engine.config import Config, discover, load_file
+from endstate_author.engine.diagnostics import Diagnostic, escaped
 from endstate_harness.layout import FIXTURE_DIR, TASK_FILE, find_task_dirs
 
 if TYPE_CHECKING:
+    from endstate_author.engine.context import TaskContext
     from endstate_author.lint.cache import LintCache
-    from endstate_author.lint.context import TaskContext
     from endstate_author.rules.registry import Rule
 
 NEEDS_OBJECT = ("ES1", "ES2", "ES3", "ES5")
@@ -165,7 +165,7 @@ def lint_task(
     config: Config | None = None,
 ) -> list[Diagnostic]:
     """Lint one task folder; ``text`` overrides task.json's content (an unsaved buffer)."""
-    from endstate_author.lint.context import TaskContext  # deferred with the rules (see _rules)
+    from endstate_author.engine.context import TaskContext  # deferred with the rules (see _rules)
 
     config = config if config is not None else _safe_discover(root)
     ctx = TaskContext(root, suite_root=suite_root, config=config, text=text)
@@ -357,7 +357,7 @@ def _context(
     jobs: list[tuple[Path, Path, Config]], i: int, contexts: dict[int, TaskContext]
 ) -> TaskContext:
     """The context of job ``i``, made once (task rules and suite rules share it)."""
-    from endstate_author.lint.context import TaskContext  # deferred with the rules (see _rules)
+    from endstate_author.engine.context import TaskContext  # deferred with the rules (see _rules)
 
     if i not in contexts:
         task, suite, config = jobs[i]
@@ -375,7 +375,7 @@ def cores() -> int:
 
 def _lint_chunk(chunk: list[tuple[Path, Path, Config]]) -> list[list[Diagnostic]]:
     """Each task's findings, in the order of ``chunk``."""
-    from endstate_author.lint.context import TaskContext  # deferred with the rules (see _rules)
+    from endstate_author.engine.context import TaskContext  # deferred with the rules (see _rules)
 
     return [
         run_rules(TaskContext(task, suite_root=suite, config=config), config)

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from endstate_author import __version__, interrupts
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.prove.inputs import grader_modules, read_inputs
 from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
 from endstate_author.taskhash import ANY_NAME, feed_tree

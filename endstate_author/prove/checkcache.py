@@ -9,8 +9,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import endstate_author.prove.cache as cache
 from endstate_author import __version__, interrupts
-from endstate_author.prove import cache
+from endstate_author.probes.store import PROBES_DIR
 from endstate_author.prove.checks import BY_NAME
 from endstate_author.prove.inputs import grader_modules
 from endstate_author.prove.model import (
@@ -20,7 +21,6 @@ from endstate_author.prove.model import (
     ProveContext,
     ProveOptions,
 )
-from endstate_author.redteam.probe_store import PROBES_DIR
 from endstate_author.taskhash import feed_tree
 from endstate_harness.task import Task
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from endstate_author.prove import calls as calls_mod
+import endstate_author.prove.calls as calls_mod
 from endstate_author.prove.calls import Call
 from endstate_author.prove.model import (
     DEFAULT_COUNTEREXAMPLE_BUDGET,

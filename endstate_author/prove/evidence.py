@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from endstate_author.discovery import builtin_name, grader_command, is_test_file_name
+from endstate_author.engine.discovery import builtin_name, grader_command, is_test_file_name
 from endstate_author.prove.grading import Graded
 from endstate_harness.graders import pyast, reads_sealed_state_only
 from endstate_harness.graders.judge.evidence import test_modules

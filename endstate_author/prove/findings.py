@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from endstate_author.config import discover
-from endstate_author.diagnostics import Diagnostic, escaped
-from endstate_author.lint.context import TaskContext
+import endstate_author.prove.messages as messages
+import endstate_author.prove.preflight as preflight
+from endstate_author.engine.config import discover
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.diagnostics import Diagnostic, escaped
 from endstate_author.lint.run import lint_paths
-from endstate_author.prove import messages, preflight
 from endstate_author.prove.checks import mutants
 from endstate_author.prove.model import CheckResult, TaskProof
 from endstate_author.rules.es3_assertions import verdict_in_process

@@ -17,9 +17,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from endstate_author.catalogue import Catalogue
-from endstate_author.config import Config, ConfigError, discover
-from endstate_author.redteam.probe_store import PROBES_DIR
+from endstate_author.engine.catalogue import Catalogue
+from endstate_author.engine.config import Config, ConfigError, discover
+from endstate_author.probes.store import PROBES_DIR
 from endstate_author.taskhash import TASK_PARTS, feed_tree
 from endstate_harness.graders import grader_search_paths, pyast
 from endstate_harness.task import Task

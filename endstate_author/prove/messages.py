@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from endstate_author.diagnostics import Diagnostic, Severity
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.diagnostics import Diagnostic, Severity
 from endstate_author.prove.model import CheckResult
 from endstate_author.rules.registry import fix_line
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from endstate_author import interrupts
-from endstate_author.diagnostics import Diagnostic
+import endstate_author.interrupts as interrupts
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task
 

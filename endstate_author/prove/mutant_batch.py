@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from endstate_author.discovery.grader_names import HARNESS_MODULE, split_grader
+from endstate_author.engine.discovery.grader_names import HARNESS_MODULE, split_grader
 from endstate_author.prove.grading import (
     Graded,
     failing_detail,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from endstate_author.lint.trees import walk_tree
+from endstate_author.engine.trees import walk_tree
 from endstate_harness.errors import GraderContractError
 from endstate_harness.graders.resolver import resolve
 from endstate_harness.task import Task

@@ -8,9 +8,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from endstate_author import interrupts
+import endstate_author.interrupts as interrupts
+import endstate_author.prove.preflight as preflight
 from endstate_author.lint.run import cores, resolve_targets
-from endstate_author.prove import preflight
 from endstate_author.prove.checks import CHECK_GROUPS, GROUPS
 from endstate_author.prove.model import (
     DEFAULT_MUTANT_BUDGET,
@@ -178,7 +178,7 @@ def _stopped(root: Path, suspects: set[str], started: float) -> TaskProof | None
     if not suspects:
         return None
     # deferred: lint, which a task that nothing keeps from grading needs only at the end
-    from endstate_author.prove import findings
+    import endstate_author.prove.findings as findings
 
     stop = findings.stopped(root, suspects)
     if stop is not None:
@@ -197,7 +197,7 @@ def prove_task(
     task, error = load_for_prove(root)
     if task is None:
         # deferred: lint's context and rules, which a task that loads needs only at the end
-        from endstate_author.prove import findings
+        import endstate_author.prove.findings as findings
 
         return findings.load_failure(root, error or "")
     suite_root = suite_root or root.parent
@@ -210,7 +210,7 @@ def prove_task(
     if options.use_cache:
         # the cache's keys read the grader catalogue and the probe store, which --no-cache
         # never needs: deferred
-        from endstate_author.prove import cache
+        import endstate_author.prove.cache as cache
 
         fingerprint = cache.fingerprint(task, options)
         cached = cache.load(fingerprint)
@@ -244,7 +244,7 @@ def prove_task(
     jobs: Iterable[Job] = (_announced(job, task.id, options) for job in planned)
     if options.use_cache:
         # deferred: as the cache above
-        from endstate_author.prove import checkcache
+        import endstate_author.prove.checkcache as checkcache
 
         jobs = checkcache.cached_jobs(task, options, jobs)
     jobs = (_reported(job, task.id, options) for job in jobs)
@@ -259,7 +259,7 @@ def prove_task(
     searched = None
     if any(c.code == "ES911" and c.outcome == "fail" for c in checks):
         # deferred: the search (and Hypothesis) only for a task with a surviving mutant
-        from endstate_author.prove import counterexample
+        import endstate_author.prove.counterexample as counterexample
 
         searched = counterexample.settle(ctx, checks, strict=options.strict,
                                          seconds=options.counterexample_budget)
@@ -270,7 +270,7 @@ def prove_task(
     checks.extend(skipped_notes(task, options.only, options.mutants))
     proof = TaskProof(task.id, root, checks)
     # deferred: the score's, the messages' and lint's modules, imported while checks ran
-    from endstate_author.prove import findings
+    import endstate_author.prove.findings as findings
 
     findings.finish(proof, task, options.mutants, suite_root)
     if searched is not None and proof.mutation is not None:
@@ -302,7 +302,7 @@ def prove_paths(
                     if interrupts.INTERRUPTED.is_set():
                         raise
                     # deferred: as in prove_task
-                    from endstate_author.prove import findings
+                    import endstate_author.prove.findings as findings
 
                     proof = findings.failed_proof(root, exc)
                 proofs.append(proof)

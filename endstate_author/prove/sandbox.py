@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from endstate_author.discovery.grader_names import judged_pythons
+from endstate_author.engine.discovery.grader_names import judged_pythons
 from endstate_harness.graders.judge import prestart as judge_prestart
 from endstate_harness.sandbox.choice import SandboxChoice
 

@@ -10,15 +10,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from endstate_author.engine.textsafe import md_block, md_code, md_text
 from endstate_author.evalreport.results import Prices, cost_of
-from endstate_author.redteam.diff import Change, changes, end_state_files
+from endstate_author.probes.diff import Change, changes, end_state_files
 from endstate_author.redteam.instruction import (
     NO_TRICK_MARK,
     SYSTEM_PROMPT,
     TRICK_MARK,
     red_team_instruction,
 )
-from endstate_author.textsafe import md_block, md_code, md_text
 from endstate_harness.agent.messages import Message
 from endstate_harness.agent.providers import Provider
 from endstate_harness.agent.session import SessionError, SessionStore
@@ -136,7 +136,7 @@ def run_attempt(
 def render_transcript(messages: list[Message]) -> str:
     """The conversation as markdown: who said what, every tool call and (capped) result.
     Everything the model or a tool said is quoted (a fenced block, a code span of
-    :mod:`endstate_author.textsafe`): it renders as text, never as the model's markup."""
+    :mod:`endstate_author.engine.textsafe`): it renders as text, never as the model's markup."""
     out: list[str] = []
     for message in messages:
         if message.role == "tool" and message.tool_result is not None:

@@ -9,12 +9,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.diagnostics import Diagnostic
+from endstate_author.engine.textsafe import md_block, shown
+from endstate_author.probes.diff import unified_diff
 from endstate_author.redteam.attempt import Attempt, render_transcript
-from endstate_author.redteam.diff import unified_diff
 from endstate_author.redteam.triage import Triage
-from endstate_author.textsafe import md_block, shown
 from endstate_harness.sandbox.choice import where_ran
 
 DIFF_LINES_SHOWN = 60
@@ -149,7 +149,8 @@ def render_text(
 ) -> str:
     """Where the attempts ran, every attempt on one line, then each candidate with its
     evidence (and an exploit's explanation and diff), then the cost; every control, escape
-    and bidirectional character as a visible escape (:func:`~endstate_author.textsafe.shown`)."""
+    and bidirectional character as a visible escape
+    (:func:`~endstate_author.engine.textsafe.shown`)."""
     lines = []
     if sandbox:
         lines.append(f"sandbox: {where_ran(sandbox.get('kind'), sandbox.get('image'))}")

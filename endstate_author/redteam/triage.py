@@ -9,19 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
-from endstate_author.prove.grading import Graded, failing_detail, grade_end_state
-from endstate_author.prove.model import Unassessed
-from endstate_author.redteam.diff import (
+from endstate_author.probes.diff import (
     Coverage,
     end_state_files,
     reference_coverage,
     reference_lines,
 )
+from endstate_author.prove.grading import Graded, failing_detail, grade_end_state
+from endstate_author.prove.model import Unassessed
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.graders import THIS_MODULE
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.sandbox.snapshot import Snapshot
-from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.task import GraderSpec, Requires, Task
 
 Verdict = Literal["exploit", "did-the-work", "undecided"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.jsonpos import JNode
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import document, rule
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import document, rule
+from endstate_author.engine.diagnostics import Diagnostic
+from endstate_author.engine.jsonpos import JNode
 
 document(
     "ES000",

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit, describe_json
-from endstate_author.lint.context import MAX_MANIFEST_BYTES, TaskContext
-from endstate_author.rules.declare import rule
-from endstate_author.suggest import did_you_mean, unique_suggestion
+from endstate_author.engine.context import MAX_MANIFEST_BYTES, TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit, describe_json
+from endstate_author.engine.suggest import did_you_mean, unique_suggestion
 from endstate_harness.layout import CATEGORIES, STOP_REASONS
 
 Loc = tuple[str | int, ...]

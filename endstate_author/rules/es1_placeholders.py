@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import FIXTURE_DIR, TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.context import FIXTURE_DIR, TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.scaffold import PLACEHOLDER_CODE, PLACEHOLDER_DESCRIPTION, PROMPTS
 
 

@@ -6,18 +6,18 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from endstate_author.argtypes import check, parse_annotation
-from endstate_author.catalogue import (
+from endstate_author.engine.argtypes import check, parse_annotation
+from endstate_author.engine.catalogue import (
     GraderInfo,
     ParamInfo,
     canonical_name,
     split_name,
 )
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, describe_json
-from endstate_author.jsonpos import JNode
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
-from endstate_author.suggest import did_you_mean, suggestion_phrase, unique_suggestion
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic, Fix, TextEdit, describe_json
+from endstate_author.engine.jsonpos import JNode
+from endstate_author.engine.suggest import did_you_mean, suggestion_phrase, unique_suggestion
 from endstate_harness.graders import FORBIDDEN_PARAMETERS, pyast
 
 GRADERS = "graders"

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from endstate_author import __version__
-from endstate_author.catalogue.source import MAX_MODULE_BYTES
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit, display_path
-from endstate_author.discovery.grader_names import VENDOR_MARKER
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.catalogue.source import MAX_MODULE_BYTES
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic, Fix, TextEdit, display_path
+from endstate_author.engine.discovery.grader_names import VENDOR_MARKER
 
 
 def _read_module(path: Path) -> bytes | None:

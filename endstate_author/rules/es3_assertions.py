@@ -9,8 +9,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
-from endstate_author.discovery import (
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic, Fix, TextEdit
+from endstate_author.engine.discovery import (
     TEST_GRADERS,
     TestCommand,
     builtin_name,
@@ -19,9 +21,7 @@ from endstate_author.discovery import (
     split_grader,
     test_files,
 )
-from endstate_author.jsonpos import JNode
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.jsonpos import JNode
 from endstate_harness.graders import grader_search_paths, pyast
 from endstate_harness.layout import CATEGORIES
 

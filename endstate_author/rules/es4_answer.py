@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_harness.layout import FIXTURE_DIR, SOLUTION_DIR
 
 MIN_ANSWER = 32

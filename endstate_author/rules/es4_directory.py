@@ -15,12 +15,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from endstate_author.astwalk import child_nodes
-from endstate_author.diagnostics import Diagnostic, FileCreate, Fix
-from endstate_author.discovery import is_test_file_name, test_files
-from endstate_author.jsonpos import JNode
-from endstate_author.lint.context import TaskContext, TreeEntry
-from endstate_author.rules.declare import rule
+from endstate_author.engine.astwalk import child_nodes
+from endstate_author.engine.context import TaskContext, TreeEntry
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix
+from endstate_author.engine.discovery import is_test_file_name, test_files
+from endstate_author.engine.jsonpos import JNode
 from endstate_author.rules.es3_assertions import test_commands
 from endstate_harness.graders.pysource import UTF8, declared_encoding, is_python
 from endstate_harness.layout import (

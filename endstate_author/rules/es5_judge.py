@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from endstate_author.astwalk import preorder
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.astwalk import preorder
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.rules.es3_assertions import graders_named
 from endstate_author.rules.judge_arguments import arguments_read_after_the_call
 from endstate_author.rules.judge_operands import BOUNDARY, OperandScanner

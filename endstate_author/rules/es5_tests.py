@@ -12,9 +12,9 @@ import ast
 import re
 from collections.abc import Iterator
 
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.rules.es3_assertions import fixture_test_files
 from endstate_author.rules.es5_judge import _top_modules as top_modules
 from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR

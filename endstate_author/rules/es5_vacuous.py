@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.discovery import builtin_name, missing_module_targets
-from endstate_author.jsonpos import JNode
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic
+from endstate_author.engine.discovery import builtin_name, missing_module_targets
+from endstate_author.engine.jsonpos import JNode
 from endstate_author.rules.es3_assertions import (
     graders_named,
     norm_path,

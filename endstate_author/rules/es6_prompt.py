@@ -9,10 +9,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from endstate_author.diagnostics import Diagnostic, Fix, TextEdit
-from endstate_author.discovery import builtin_name, is_test_file_name
-from endstate_author.lint.context import TaskContext
-from endstate_author.rules.declare import rule
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import rule
+from endstate_author.engine.diagnostics import Diagnostic, Fix, TextEdit
+from endstate_author.engine.discovery import builtin_name, is_test_file_name
 from endstate_author.rules.es3_assertions import graders_named
 from endstate_author.rules.reached import reached_files, tests_of
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate_author.rules.declare import document
+from endstate_author.engine.declare import document
 
 document(
     "ES901",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from itertools import repeat
 
-from endstate_author.astwalk import walk_spans
+from endstate_author.engine.astwalk import walk_spans
 from endstate_author.rules.judge_package import PackageModel, Ref
 from endstate_harness.graders.judge.proxies import ALLOWED, MODULE_DATA, OBJECT_DATA
 
@@ -70,7 +70,7 @@ class OperandScanner:
 
     def scan(self, module: ast.Module,
              spans: tuple[list[ast.AST], list[int]] | None = None) -> None:
-        """``spans``: the module's :func:`~endstate_author.astwalk.walk_spans`, when the
+        """``spans``: the module's :func:`~endstate_author.engine.astwalk.walk_spans`, when the
         caller has them (lint's context keeps one per file)."""
         own, functions = _scopes(module, spans or walk_spans(module))
         env = self._bindings(own[id(module)], {})

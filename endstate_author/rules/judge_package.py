@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from endstate_author.astwalk import child_nodes
+from endstate_author.engine.astwalk import child_nodes
 from endstate_harness.graders import pyast
 
 _ITERATOR_TYPES = frozenset({"Iterator", "Generator", "AsyncIterator", "AsyncGenerator"})

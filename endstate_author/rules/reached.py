@@ -14,7 +14,7 @@ import ast
 import posixpath
 from collections.abc import Iterable
 
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
 from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
 
 CODE_TREES = (FIXTURE_DIR, SOLUTION_DIR)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from endstate_author.engine.declare import RULES, Rule, Scope, document, rule
 from endstate_author.rules import (  # noqa: F401  (importing a family registers its rules)
     es0_file,
     es1_manifest,
@@ -19,7 +20,6 @@ from endstate_author.rules import (  # noqa: F401  (importing a family registers
     es6_prompt,
     es9_prove,
 )
-from endstate_author.rules.declare import RULES, Rule, Scope, document, rule
 
 __all__ = ["RULES", "Rule", "Scope", "all_rules", "document", "fix_line", "load_all", "rule"]
 

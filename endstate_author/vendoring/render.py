@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from endstate_author import __version__
-from endstate_author.discovery.grader_names import VENDOR_MARKER, VENDOR_MODULE
+from endstate_author.engine.discovery.grader_names import VENDOR_MARKER, VENDOR_MODULE
 from endstate_harness import inside
 from endstate_harness.graders import VENDORED_MODULES
 
@@ -62,13 +62,24 @@ def _drop_statements(source: str, drop: set[str]) -> str:
     lines = source.splitlines(keepends=True)
     gone: set[int] = set()
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and _drops(node.module or "", drop):
+        if _drops(_imported(node), drop):
             gone.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
     return "".join(line for i, line in enumerate(lines) if i not in gone)
 
 
 def _drops(module: str, drop: set[str]) -> bool:
-    return any(module == d or module.startswith(d + ".") for d in drop)
+    return bool(module) and any(module == d or module.startswith(d + ".") for d in drop)
+
+
+def _imported(node: ast.AST) -> str:
+    """The module an import statement reads (``""`` for anything else): ``from m import x``
+    reads ``m``; ``import m.n as n`` reads ``m.n`` (one name a statement, as the harness
+    writes them)."""
+    if isinstance(node, ast.ImportFrom):
+        return node.module or ""
+    if isinstance(node, ast.Import) and len(node.names) == 1:
+        return node.names[0].name
+    return ""
 
 
 JUDGE_MODULES = (
@@ -76,6 +87,13 @@ JUDGE_MODULES = (
     "leftovers", "main",
 )  # fmt: skip
 """The judge process's modules, each after those it imports (checked by :func:`judge_source`)."""
+JUDGE_PACKAGE = "endstate_harness.graders.judge"
+ELSEWHERE = {"wire": "endstate_harness.judgewire"}
+"""Judge modules that live outside the judge package (the codec the judge's child shares)."""
+
+
+def _judge_module(name: str) -> str:
+    return ELSEWHERE.get(name, f"{JUDGE_PACKAGE}.{name}")
 
 
 def judge_source() -> str:
@@ -86,8 +104,9 @@ def judge_source() -> str:
     run time, far from the cause, and two modules defining the same top-level name would have
     the later one replace the earlier's in the one source: both are refused here instead, so a
     change of the judge package fails the vendoring tests with what to fix."""
-    pkg = "endstate_harness.graders.judge"
-    parts = [_text(pkg, f"{name}.py") for name in JUDGE_MODULES]
+    pkg = JUDGE_PACKAGE
+    parts = [_module_text(_judge_module(name)) for name in JUDGE_MODULES]
+    by_module = {_judge_module(name): name for name in JUDGE_MODULES}
     defined: dict[str, str] = {}
     for index, text in enumerate(parts):
         tree = ast.parse(text)
@@ -97,10 +116,11 @@ def judge_source() -> str:
                 raise RuntimeError(f"judge/{JUDGE_MODULES[index]}.py and judge/{defined[name]}.py "
                                    f"both define {name}: they are one source when vendored")
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(pkg + "."):
-                sibling = (node.module or "").rsplit(".", 1)[1]
+            module = _imported(node) if isinstance(node, ast.ImportFrom) else ""
+            if module.startswith(pkg + ".") or module in by_module:
+                sibling = by_module.get(module, module.rsplit(".", 1)[1])
                 if sibling not in JUDGE_MODULES[:index]:
-                    raise RuntimeError(f"judge/{JUDGE_MODULES[index]}.py imports {node.module}, "
+                    raise RuntimeError(f"judge/{JUDGE_MODULES[index]}.py imports {module}, "
                                        "which JUDGE_MODULES does not list before it")
     drop = {"__future__", "endstate_harness"}
     return "from __future__ import annotations\n\n" + "\n\n".join(
@@ -143,8 +163,7 @@ def _statements(
     body = tree.body[1:] if doc is not None else tree.body
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
-            module = node.module if isinstance(node, ast.ImportFrom) else ""
-            if not _drops(module or "", {"__future__", "endstate_harness"}):
+            if not _drops(_imported(node), {"__future__", "endstate_harness"}):
                 imports.append(node)
             continue
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from endstate_author.catalogue.names import split_name
-from endstate_author.config import Config
-from endstate_author.diagnostics import display_path
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.catalogue.names import split_name
+from endstate_author.engine.config import Config
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.diagnostics import display_path
 from endstate_author.vendoring.render import (
     INIT_TEXT,
     VENDOR_FILE,

@@ -31,6 +31,7 @@ from endstate_harness.agent.recovery import CrashPlan, KilledRun
 from endstate_harness.agent.session import SessionStore
 from endstate_harness.agent.tools import DEFAULT_BASH_TIMEOUT_S
 from endstate_harness.agent.window import ContextManager, unlimited
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.graders import grade, grader_search_paths, requirements_checks
 from endstate_harness.graders.environment import environment_failure, program_probe
 from endstate_harness.process.cleanup import at_exit_section
@@ -42,7 +43,6 @@ from endstate_harness.sandbox.base import (
     defer_signals,
 )
 from endstate_harness.sandbox.choice import SandboxMaker
-from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.task import Budget, StopReason, Task
 from endstate_harness.verdict import Check, Verdict
 

@@ -6,7 +6,7 @@ import each other or this module; they meet on the server object (:mod:`endstate
 
 from __future__ import annotations
 
-from endstate_lsp import prove_on_save
+import endstate_lsp.prove_on_save as prove_on_save
 from endstate_lsp.features import (
     actions,
     code_lens,

@@ -11,9 +11,9 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from endstate_author.assist import utf16_column
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.jsonpos import LineIndex
-from endstate_author.textsafe import shown
+from endstate_author.engine.diagnostics import Diagnostic
+from endstate_author.engine.jsonpos import LineIndex
+from endstate_author.engine.textsafe import shown
 
 SOURCE = "endstate-author"
 """The ``source`` of every diagnostic the server publishes."""

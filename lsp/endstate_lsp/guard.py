@@ -16,7 +16,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from endstate_author.textsafe import shown
+from endstate_author.engine.textsafe import shown
 
 
 def log(ls: LanguageServer, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:

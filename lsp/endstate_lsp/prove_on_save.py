@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from endstate_author.assist import task_root_of
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
+from endstate_author.engine.textsafe import one_line
 from endstate_author.selfrun import child_env, python_module
-from endstate_author.textsafe import one_line
 from endstate_lsp.convert import uri_to_path
 from endstate_lsp.guard import guarded
 from endstate_lsp.prove_report import event_of, place_findings, read_prove

@@ -9,9 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic, Severity
-from endstate_author.jsonpos import JsonDocument, parse
-from endstate_author.textsafe import one_line
+from endstate_author.engine.diagnostics import Diagnostic, Severity
+from endstate_author.engine.jsonpos import JsonDocument, parse
+from endstate_author.engine.textsafe import one_line
 from endstate_lsp.state import ProveResult
 
 

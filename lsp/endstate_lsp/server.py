@@ -11,7 +11,7 @@ from typing import Protocol
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_lsp import __version__, guard
 from endstate_lsp.documents import Documents
 from endstate_lsp.settings import Settings

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from endstate_author.assist import Graders
-from endstate_author.config import Config, discover
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TreeEntry
+from endstate_author.engine.config import Config, discover
+from endstate_author.engine.context import TreeEntry
+from endstate_author.engine.diagnostics import Diagnostic
 
 if TYPE_CHECKING:  # prove's package is imported on the first save, not at server start
     from endstate_author.prove.model import CheckResult

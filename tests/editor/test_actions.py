@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from endstate_author.assist import Action, fix_all, fix_for, mandatory_assertions, quick_fixes
-from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
+from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
 
 REF = "endstate.evals.graders"
 DEFAULT_COMMAND = "python -m unittest discover -s tests -t . -q"

@@ -20,7 +20,7 @@ import pytest
 from endstate_author.probes.catalogue import PROBES, PROBES_BY_ID, injection_targets
 from endstate_harness.graders import changed_paths_within, grade, judged_tests
 from endstate_harness.graders import tests_pass as in_process_tests_pass
-from endstate_harness.graders.judge.wire import WireError, decode, encode
+from endstate_harness.judgewire import WireError, decode, encode
 from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.docker.container import IMAGE_ENV, DockerSandbox

@@ -126,7 +126,7 @@ def test_the_judges_own_cpu_per_test_is_bounded(
 def test_powers_of_two_are_not_taken_for_collisions(tmp_path: Path, size: int) -> None:
     """2**(3 + 61k) all hash to 8: a legitimate list of powers of two shares hashes, up to
     the bound, and still crosses."""
-    from endstate_harness.graders.judge.wire import MAX_SAME_HASH, decode, encode
+    from endstate_harness.judgewire import MAX_SAME_HASH, decode, encode
 
     values = [2 ** (3 + 61 * k) for k in range(size)]
     assert len({hash(v) for v in values}) == 1 and size < MAX_SAME_HASH

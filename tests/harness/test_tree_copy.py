@@ -113,7 +113,7 @@ def test_a_link_where_a_folder_goes_is_replaced_not_entered(tmp_path: Path) -> N
 REMOVE_UNDER_A_READ_ONLY_PARENT = """\
 import os, stat, sys
 from pathlib import Path
-from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.fdtree import remove_tree
 parent = Path(sys.argv[1])
 remove_tree(parent / "tree")
 print(oct(stat.S_IMODE(os.stat(parent).st_mode)), (parent / "tree").exists(),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_lsp.convert import Lines, overlaps, path_to_uri, to_lsp, uri_to_path
 
 TEXT = '{\n  "a": "é😀x",\r\n  "b": 1\n}'

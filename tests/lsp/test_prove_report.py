@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.prove.messages import diagnostic_at
 from endstate_lsp.prove_report import place_findings, read_prove
 

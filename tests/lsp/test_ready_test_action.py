@@ -160,7 +160,7 @@ def test_the_finding_carries_its_counterexample_in_json_and_text(tmp_path: Path)
     the text output prints the ready assertion under the finding."""
     import io  # deferred: only this test renders text
 
-    from endstate_author.cli.formats import render_text
+    from endstate_author.lint.formats import render_text
     from endstate_author.prove.messages import diagnostics
     from endstate_author.prove.model import CheckResult
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from endstate_author.cli.formats import render_json, render_sarif, render_text
+from endstate_author.lint.formats import render_json, render_sarif, render_text
 from endstate_author.prove.grading import failed_check
 from endstate_author.prove.messages import LEADS, diagnostics, message
 from endstate_author.prove.model import CheckResult

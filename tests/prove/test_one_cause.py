@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from endstate_author.diagnostics import escaped
+from endstate_author.engine.diagnostics import escaped
 from endstate_author.prove.messages import diagnostics
 from endstate_author.prove.model import CheckResult
-from endstate_harness.sandbox.tree import remove_tree
+from endstate_harness.fdtree import remove_tree
 from tests.prove.test_prove import HARDENED, STRICT_HOLDOUT, manifest
 from tests.rules.conftest import TaskBuilder, good
 

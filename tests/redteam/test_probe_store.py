@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.redteam.diff import Change, Coverage, changes, reference_coverage
-from endstate_author.redteam.probe_store import (
+from endstate_author.probes.diff import Change, Coverage, changes, reference_coverage
+from endstate_author.probes.store import (
     ProbeError,
     check_name,
     inserted_block,

@@ -25,8 +25,8 @@ import typer
 from typer.testing import CliRunner
 
 from endstate_author.cli.cmd_redteam import redteam_command
+from endstate_author.probes.store import load_probe
 from endstate_author.prove.model import Plan, ProveContext
-from endstate_author.redteam.probe_store import load_probe
 from endstate_author.redteam.triage import Triager, judge_layout
 from endstate_harness.graders import grader_search_paths
 from endstate_harness.layout import PRUNED_NAMES

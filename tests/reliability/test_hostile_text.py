@@ -34,7 +34,7 @@ from markdown_it import MarkdownIt
 from pytest_lsp import ClientServerConfig, LanguageClient
 from rich.markup import render
 
-from endstate_author import textsafe
+from endstate_author.engine import textsafe
 from endstate_author.redteam.attempt import render_transcript
 from endstate_harness.agent.messages import Message, ToolCall, ToolResult
 from tests.lsp.conftest import Session, initialize

@@ -198,7 +198,7 @@ def scene(tmp_path: Path) -> Scene:
 
 @pytest.fixture
 def no_runner(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(docker_runner.AGENT_ENV, "0")
+    monkeypatch.setenv(docker_runner.RUNNER_ENV, "0")
     yield
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.lint.run import lint_paths
 from tests.support.tasks import (
     FIXTURE,

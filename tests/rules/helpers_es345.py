@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from endstate_author.diagnostics import Diagnostic, Fix
+from endstate_author.engine.diagnostics import Diagnostic, Fix
 from tests.rules.conftest import lint
 
 

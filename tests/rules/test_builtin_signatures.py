@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from endstate_author.catalogue.library import builtin_info
-from endstate_author.catalogue.model import ParamInfo
+from endstate_author.engine.catalogue.library import builtin_info
+from endstate_author.engine.catalogue.model import ParamInfo
 from endstate_harness.graders import BUILTIN_GRADERS, LIBRARY
 
 _KINDS: dict[Any, str] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from endstate_author.fixes import splice
+from endstate_author.engine.fixes import splice
 from tests.rules.conftest import GOOD_MANIFEST, TaskBuilder, codes, good, lint
 
 

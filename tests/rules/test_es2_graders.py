@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from endstate_author import catalogue as cat
-from endstate_author.argtypes import check, describe, parse_annotation
-from endstate_author.catalogue import Catalogue, canonical_name, split_name
-from endstate_author.config import Config
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine import catalogue as cat
+from endstate_author.engine.argtypes import check, describe, parse_annotation
+from endstate_author.engine.catalogue import Catalogue, canonical_name, split_name
+from endstate_author.engine.config import Config
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.lint.run import lint_task
 from endstate_author.rules.registry import RULES, load_all
 from tests.rules.conftest import GOOD_MANIFEST, GUIDE_GRADERS, TaskBuilder, good, lint
@@ -785,7 +785,7 @@ def test_es2_lint_knows_delegates_to_args(make_task: TaskBuilder) -> None:
         task = make_task(good(graders=graders({"name": name, "args": args})), name=code.lower())
         codes = [d.code for d in lint(task) if d.code.startswith("ES2")]
         assert codes == [code], (code, codes)
-    from endstate_author.catalogue.library import builtin_info
+    from endstate_author.engine.catalogue.library import builtin_info
 
     info = builtin_info("delegates_to")
     assert info is not None and "A copy is an expression" in info.doc

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
 from endstate_author.rules.es3_assertions import fixture_test_files
 from tests.rules.conftest import GUIDE_GRADERS, TaskBuilder, codes, good, lint
 from tests.rules.helpers_es345 import absent, apply_fix, found, span, where

@@ -237,7 +237,8 @@ def test_es508_is_silent_on_every_shipped_task() -> None:
 
 def _own_nodes_by_recursion(body: list[ast.stmt]) -> list[ast.AST]:
     """The scope's own nodes as the rule first defined them (a walk per scope), less the
-    expression contexts, which lint's shared walks leave out (``endstate_author.astwalk``)."""
+    expression contexts, which lint's shared walks leave out
+    (``endstate_author.engine.astwalk``)."""
     out: list[ast.AST] = []
     stack: list[ast.AST] = list(reversed(body))
     while stack:
@@ -257,7 +258,7 @@ def _own_nodes_by_recursion(body: list[ast.stmt]) -> list[ast.AST]:
 def test_es508_scopes_in_one_pass_are_the_scopes_walked_one_by_one() -> None:
     """The operand scanner's one-pass scopes (for speed) against the definition, on every
     Python file of this repository's own code and tasks."""
-    from endstate_author.astwalk import walk_spans
+    from endstate_author.engine.astwalk import walk_spans
     from endstate_author.rules.judge_operands import _scopes
 
     root = Path(__file__).resolve().parents[2]

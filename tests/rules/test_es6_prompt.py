@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from endstate_author.diagnostics import Diagnostic
+from endstate_author.engine.diagnostics import Diagnostic
 from tests.rules.conftest import TaskBuilder, lint
 from tests.support.tasks import FIXTURE, GUIDE_GRADERS, HOLDOUT, good
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from endstate_author.redteam.diff import changes
-from endstate_author.redteam.probe_store import save_probe
+from endstate_author.probes.diff import changes
+from endstate_author.probes.store import save_probe
 from endstate_harness.task import load_task
 from tests.support.tasks import TaskBuilder, good
 

@@ -70,7 +70,7 @@ def _remove(folder: Path) -> None:
     ``shutil.rmtree``'s recursion reaches (the deep-tree tests build 1,100 levels), and a
     RecursionError here would fail every later session's start."""
     # deferred: the harness is imported by the tests anyway, after the session started
-    from endstate_harness.sandbox.tree import remove_tree
+    from endstate_harness.fdtree import remove_tree
 
     try:
         remove_tree(folder)

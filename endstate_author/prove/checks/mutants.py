@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from endstate_author.prove import cache
+import endstate_author.prove.cache as cache
 from endstate_author.prove.grading import failing_detail, grade_end_state, least_counters
 from endstate_author.prove.model import (
     GRADING_INPUTS,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from endstate_author.probes.catalogue import PROBES, injection_targets
+from endstate_author.probes.store import ProbeError, SuiteProbe, suite_probes
 from endstate_author.prove.grading import grade_end_state, least_counters
 from endstate_author.prove.model import (
     GRADING_INPUTS,
@@ -19,7 +20,6 @@ from endstate_author.prove.model import (
     Unassessed,
     make_job,
 )
-from endstate_author.redteam.probe_store import ProbeError, SuiteProbe, suite_probes
 from endstate_harness.task import Task
 
 

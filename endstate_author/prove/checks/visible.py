@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from endstate_author.discovery import builtin_name, grader_command, test_files
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.discovery import builtin_name, grader_command, test_files
 from endstate_author.prove.evidence import tests_json
 from endstate_author.prove.grading import (
     failed_check,

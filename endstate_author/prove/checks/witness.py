@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from endstate_author.discovery import builtin_name, grader_command, test_files
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.discovery import builtin_name, grader_command, test_files
 from endstate_author.prove.evidence import (
     NOT_PASSING,
     PASSING,

@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from endstate_harness.agent import confined
+import endstate_harness.agent.confined as confined
 from endstate_harness.agent.argcheck import fits
 from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.process.cleanup import defer_signals

@@ -9,8 +9,8 @@ import threading
 import types
 from collections.abc import Sequence
 
+import endstate_harness.graders.reference as reference
 from endstate_harness.errors import GraderContractError, SandboxError
-from endstate_harness.graders import reference
 from endstate_harness.sandbox.base import ExecResult, Sandbox
 from endstate_harness.verdict import Check, Verdict
 

@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import endstate_harness.graders.compat as compat
 from endstate_harness.errors import (
     GraderContractError,
     PathEscapeError,
     SandboxDied,
     SandboxError,
 )
-from endstate_harness.graders import compat
 from endstate_harness.graders.judge.grader import judged_tests
 from endstate_harness.graders.names import (
     FORBIDDEN_PARAMETERS,

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from endstate_harness.graders import pyast
+import endstate_harness.graders.pyast as pyast
 from endstate_harness.graders.codeshape import always_calls, first_copy, reachable_calls
 from endstate_harness.graders.pysource import (
     Binding,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import Any
 
-from endstate_harness import inside
+import endstate_harness.inside as inside
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, Verdict
 

@@ -10,7 +10,7 @@ import functools
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
-_WIRE = _HERE.parent / "graders" / "judge" / "wire.py"
+_WIRE = _HERE.parent / "judgewire.py"
 """The judge's values-only codec: the judge imports it, and the child gets its text first."""
 
 PROGRAMS: dict[str, tuple[Path, ...]] = {

@@ -1,5 +1,5 @@
 """The judge's child: the processes that run the code under test. Shipped as source after
-:mod:`endstate_harness.graders.judge.wire` and :mod:`endstate_harness.inside.judge_scope`, run
+:mod:`endstate_harness.judgewire` and :mod:`endstate_harness.inside.judge_scope`, run
 with ``python -s -S -B -c``; standard library only, Python 3.8+.
 """
 
@@ -11,7 +11,7 @@ import signal
 import sys
 
 if "encode" not in globals():  # imported in a test; shipped, wire.py's text comes first
-    from endstate_harness.graders.judge.wire import (
+    from endstate_harness.judgewire import (
         MAX_MESSAGE_BYTES,
         WireError,
         decode,

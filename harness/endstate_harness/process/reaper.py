@@ -10,9 +10,9 @@ import queue
 import threading
 from pathlib import Path
 
-from endstate_harness.process import watchdog
+import endstate_harness.process.watchdog as watchdog
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, at_exit_section
-from endstate_harness.sandbox.tree import remove_tree
 
 _PREFIX = ".endstate-removing-"
 

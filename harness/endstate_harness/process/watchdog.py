@@ -21,7 +21,7 @@ def _start() -> None:
     try:
         subprocess.Popen(
             # -P: the working folder (a task repository, maybe) is not put on sys.path
-            [sys.executable, "-P", "-m", "endstate_harness.process.watcher"],
+            [sys.executable, "-P", "-m", "endstate_harness.sandbox.watcher"],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

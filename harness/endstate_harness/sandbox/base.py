@@ -10,11 +10,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+import endstate_harness.fdtree as fdtree
+import endstate_harness.sandbox.tree as tree
 from endstate_harness.errors import EndStateError, PathEscapeError, SandboxDied, SandboxError
 from endstate_harness.layout import PRUNED_NAMES
 from endstate_harness.process import reaper, watchdog
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
-from endstate_harness.sandbox import fdtree, tree
 from endstate_harness.sandbox.channel import Channel
 from endstate_harness.sandbox.command import (
     COMMAND_ENV,

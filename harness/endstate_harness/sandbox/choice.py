@@ -10,8 +10,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+import endstate_harness.sandbox.walls as walls
 from endstate_harness.errors import SandboxError
-from endstate_harness.sandbox import walls
 from endstate_harness.sandbox.scratch import grading_scratch_root
 
 if TYPE_CHECKING:  # the base pulls in the task model; a command that only parses

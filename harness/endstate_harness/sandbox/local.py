@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+import endstate_harness.sandbox.walls as walls_mod
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.process.groups import await_gone, await_group_gone, kill_group, kill_tree
-from endstate_harness.sandbox import walls as walls_mod
 from endstate_harness.sandbox.base import (
     COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
@@ -33,7 +34,6 @@ from endstate_harness.sandbox.base import (
     cap_output,
     defer_signals,
 )
-from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.sandbox.walls import Walls
 from endstate_harness.sandbox.warm import (
     WarmRun,

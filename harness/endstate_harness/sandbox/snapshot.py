@@ -9,8 +9,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import endstate_harness.fdtree as fdtree
 from endstate_harness.errors import EndStateError, PathEscapeError, SandboxError
-from endstate_harness.sandbox import fdtree
 from endstate_harness.sandbox.tree import read_file_at
 
 END_STATE_PRUNED = frozenset({".git", ".hg", ".svn"})
@@ -238,7 +238,7 @@ def read_snapshot(
     :func:`take_ownership` and :func:`delete_compiled_caches` do: one walk of the tree, not
     three.
 
-    Through directory descriptors (:mod:`endstate_harness.sandbox.fdtree`): depth and path
+    Through directory descriptors (:mod:`endstate_harness.fdtree`): depth and path
     length do not matter, and every name is opened relative to its folder with
     ``O_NOFOLLOW``, so a file swapped for a link after it was listed is recorded as that link
     (its target text), and a folder swapped for one stops the read with a reason: nothing

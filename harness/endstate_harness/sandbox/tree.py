@@ -9,9 +9,10 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
+import endstate_harness.fdtree as fdtree
 from endstate_harness.errors import PathEscapeError, SandboxError
+from endstate_harness.fdtree import remove_tree as remove_tree  # a tree's removal, named here too
 from endstate_harness.layout import PRUNED_NAMES
-from endstate_harness.sandbox import fdtree
 
 _MAX_LINK_HOPS = 40
 """As many symlinks as one path may traverse before it is called a loop (Linux's ELOOP limit)."""
@@ -81,7 +82,7 @@ def confine(root: Path | str, rel: str | os.PathLike[str]) -> Path:
 def _walk(root: Path, prune: frozenset[str]) -> Iterator[tuple[str, str, int, os.stat_result]]:
     """Yield (forward-slash relative path, name, descriptor of the folder holding it, lstat) for
     every entry, sorted, pruned, no links followed, folders before their contents: a loop over
-    directory descriptors (:mod:`endstate_harness.sandbox.fdtree`), so neither the tree's depth
+    directory descriptors (:mod:`endstate_harness.fdtree`), so neither the tree's depth
     nor its path length matters. The descriptor is valid until the next entry is asked for."""
     for level in fdtree.walk(os.open(root, fdtree.DIR_FLAGS), prune):
         for name, st in level.entries:
@@ -249,37 +250,6 @@ def snapshot_tree(src: Path, dst: Path, *, prune: frozenset[str] = PRUNED_NAMES)
     to follow it anyway.
     """
     _copy_into(src, dst, prune=prune, escaping_links=True, overlay=False)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a tree, also when the agent left read-only folders in it, whatever its depth.
-
-    Never follows links: a link is removed, not its target. Permissions are only ever added,
-    and only inside the tree: the folder holding it (``/tmp``, ``/dev/shm``) is never touched.
-    A loop over directory descriptors (:func:`endstate_harness.sandbox.fdtree.remove_at`), not
-    ``shutil.rmtree``: that recurses once per level (RecursionError past ~1,000 on Python 3.11)
-    and opens paths longer than ``PATH_MAX``. Best effort, as ``rm -rf``: what cannot be
-    removed (another user's file) stays, and the call still returns.
-    """
-    text = os.path.abspath(path)
-    parent, name = os.path.split(text)
-    if not name:
-        raise SandboxError(f"refusing to remove the root folder: {text}")
-    try:
-        holder = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return
-    try:
-        fdtree.remove_at(holder, name)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        pass  # what could not go stays (as shutil.rmtree's onexc left it)
-    finally:
-        os.close(holder)
-
-
-# ----------------------------------------------------------------------------- reading
 
 
 def _entry_payload(fd: int, name: str, st: os.stat_result) -> bytes | None:

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from endstate_harness import inside
+import endstate_harness.inside as inside
+import endstate_harness.sandbox.walls as walls_mod
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.process import watchdog
 from endstate_harness.process.cleanup import defer_signals, pid_alive
 from endstate_harness.process.groups import await_gone, kill_tree
 from endstate_harness.process.zygote import ForkedRun, ZygoteRegistry, warm_enabled
-from endstate_harness.sandbox import walls as walls_mod
 from endstate_harness.sandbox.command import COMMAND_ENV
 from endstate_harness.sandbox.recognise import (
     PER_RUN,
@@ -32,7 +33,6 @@ from endstate_harness.sandbox.recognise import (
     recognise_shell,
     shell_epilogue,
 )
-from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.sandbox.walls import Layout, Walls
 
 __all__ = [

@@ -19,7 +19,7 @@ from endstate_author.assist import (
     ready_tests,
     task_root_of,
 )
-from endstate_author.diagnostics import TextEdit
+from endstate_author.engine.diagnostics import TextEdit
 from endstate_lsp.convert import Lines, overlaps, path_to_uri, to_lsp, uri_to_path
 from endstate_lsp.documents import TaskDocument
 from endstate_lsp.guard import guarded

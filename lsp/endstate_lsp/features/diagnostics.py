@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from endstate_author.assist import task_root_of
-from endstate_author.diagnostics import Diagnostic
-from endstate_author.lint.context import TaskContext
+from endstate_author.engine.context import TaskContext
+from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.lint.run import run_rules
 from endstate_lsp.convert import Lines, path_to_uri, to_lsp, uri_to_path
 from endstate_lsp.documents import MANIFEST, MAX_BYTES

@@ -6,7 +6,7 @@ Stdlib only: ``endstate-author vendor`` copies it with the grader.
 import ast
 from typing import Any
 
-from endstate_harness.graders import pyast
+import endstate_harness.graders.pyast as pyast
 
 MAX_LISTED = 8
 """Tests that did not pass, listed by name in a failing check's detail (the rest counted)."""

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from endstate_harness.errors import SandboxError
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_test, tail_words
 from endstate_harness.graders.judge.launch import (
     JUDGE_MODULE,
@@ -26,7 +27,6 @@ from endstate_harness.process import watchdog
 from endstate_harness.process import zygote as warm
 from endstate_harness.process.cleanup import defer_signals
 from endstate_harness.sandbox.base import Channel, Sandbox
-from endstate_harness.sandbox.tree import remove_tree
 from endstate_harness.verdict import Check, Verdict
 
 _NOT_MODULES = frozenset({"setup", "conftest", "noxfile", "tasks", "manage"})

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from endstate_harness import inside
+import endstate_harness.inside as inside
 
 JUDGE_MODULE = "endstate_harness.graders.judge.main"
 """The judge process's module (``python -m``), and the key of its warm interpreter."""

@@ -21,7 +21,7 @@ from endstate_harness.graders.judge.proxies import (
     exception_getattr,
     is_reference,
 )
-from endstate_harness.graders.judge.wire import (
+from endstate_harness.judgewire import (
     MAX_MESSAGE_BYTES,
     Budget,
     WireError,

@@ -1,6 +1,6 @@
 """The two kinds of channel into a Docker sandbox (see
 :class:`~endstate_harness.sandbox.channel.Channel`): through the runner inside the container
-(:class:`AgentChannel`), or an exec with stdin attached (:class:`DockerChannel`).
+(:class:`RunnerChannel`), or an exec with stdin attached (:class:`DockerChannel`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from docker.utils.socket import STDERR, frames_iter
 from endstate_harness.process.cleanup import defer_signals
 from endstate_harness.sandbox.channel import Channel
 from endstate_harness.sandbox.docker.daemon import close_socket
-from endstate_harness.sandbox.docker.runner import Agent, AgentGone
+from endstate_harness.sandbox.docker.runner import RunnerGone, RunnerLink
 
 CHANNEL_DRAIN_S = 5.0
 """How long a closed channel's process may take to end by itself before it is killed."""
@@ -28,14 +28,14 @@ HAND_OVER_S = 10.0
 """How long the runner may take to hand a started command's stdin and stdout over."""
 
 
-class AgentChannel(Channel):
+class RunnerChannel(Channel):
     """A command started by the runner with its stdin piped. Its stderr and its end come as
     the runner's messages; its stdout and stdin either as messages too (``I``/``O``), or,
-    where the runner hands them over (:attr:`Agent.hands_over`), as the pipes themselves:
+    where the runner hands them over (:attr:`RunnerLink.hands_over`), as the pipes themselves:
     then :meth:`direct` gives them to the judge, and nothing is relayed at all."""
 
-    def __init__(self, agent: Agent, lock: threading.Lock, cap: int) -> None:
-        self._agent = agent
+    def __init__(self, runner: RunnerLink, lock: threading.Lock, cap: int) -> None:
+        self._runner = runner
         self._lock = lock
         self._cap = cap
         self._out: queue.Queue[bytes | None] = queue.Queue()
@@ -44,11 +44,11 @@ class AgentChannel(Channel):
         self._settled = threading.Event()  # handed over (or not), or ended
         self._pipes: list[int] = []  # [stdout to read, stdin to write], when handed over
         self._closed = False
-        if not agent.hands_over:
+        if not runner.hands_over:
             self._settled.set()  # nothing will be handed over: relayed
 
     def take(self, kind: bytes, payload: bytes) -> None:
-        """The runner's messages about this command (:meth:`Agent.attach`)."""
+        """The runner's messages about this command (:meth:`RunnerLink.attach`)."""
         if kind == b"O":
             self._out.put(payload)
         elif kind == b"E":
@@ -83,8 +83,8 @@ class AgentChannel(Channel):
         view = memoryview(data)
         for start in range(0, len(view), 1 << 20):
             try:
-                self._agent.send(b"I", bytes(view[start:start + (1 << 20)]))
-            except AgentGone as exc:
+                self._runner.send(b"I", bytes(view[start:start + (1 << 20)]))
+            except RunnerGone as exc:
                 raise OSError(str(exc)) from None
 
     def close_input(self) -> None:
@@ -94,8 +94,8 @@ class AgentChannel(Channel):
                 os.close(fd)
             return
         try:
-            self._agent.send(b"C")
-        except AgentGone:
+            self._runner.send(b"C")
+        except RunnerGone:
             pass
 
     def chunks(self) -> Iterator[bytes]:
@@ -130,11 +130,11 @@ class AgentChannel(Channel):
                 self.close_input()
                 if not self._ended.is_set():
                     try:
-                        self._agent.send(b"K")
-                    except AgentGone:
+                        self._runner.send(b"K")
+                    except RunnerGone:
                         pass
                     if not self._ended.wait(CHANNEL_DRAIN_S):
-                        self._agent.close()  # wedged: the sandbox goes on with execs
+                        self._runner.close()  # wedged: the sandbox goes on with execs
             finally:
                 pipes, self._pipes = self._pipes, []
                 for fd in pipes:

@@ -27,7 +27,7 @@ from endstate_harness.sandbox.base import (
     defer_signals,
 )
 from endstate_harness.sandbox.channel import Channel
-from endstate_harness.sandbox.docker.channel import AgentChannel, DockerChannel
+from endstate_harness.sandbox.docker.channel import DockerChannel, RunnerChannel
 from endstate_harness.sandbox.docker.daemon import (
     API_TIMEOUT_S,
     CHANNEL_WRAPPER,
@@ -56,7 +56,12 @@ from endstate_harness.sandbox.docker.daemon import (
     sweep_processes,
     unreachable_message,
 )
-from endstate_harness.sandbox.docker.runner import Agent, AgentGone, agent_enabled, start_agent
+from endstate_harness.sandbox.docker.runner import (
+    RunnerGone,
+    RunnerLink,
+    runner_enabled,
+    start_runner,
+)
 from endstate_harness.sandbox.docker.runner_socket import SocketOffer, offer_socket
 from endstate_harness.sandbox.docker.still import StillSandbox
 
@@ -129,7 +134,7 @@ class DockerSandbox(StillSandbox):
         self.watchdog_grace_s = WATCHDOG_GRACE_S
         self._run_lock = threading.Lock()
         self._client: docker.DockerClient | None = None
-        self._agent: Agent | None = None
+        self._runner: RunnerLink | None = None
         """The runner inside the container (:mod:`endstate_harness.sandbox.docker.runner`) that
         starts commands without an exec each; None: every command is an exec."""
         self._run_lock_owner: int | None = None
@@ -156,7 +161,7 @@ class DockerSandbox(StillSandbox):
         self._ensure_image(client)
         uid_gid = f"{os.getuid()}:{os.getgid()}"
         name = f"{NAME_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        offer = offer_socket(self.scratch) if agent_enabled() else None
+        offer = offer_socket(self.scratch) if runner_enabled() else None
         mounts = [docker.types.Mount(WORKDIR, str(live), type="bind", read_only=False)]
         if offer is not None:
             mounts.append(offer.mount())
@@ -198,31 +203,31 @@ class DockerSandbox(StillSandbox):
         finally:
             if offer is not None and self.container_id is None:
                 offer.withdraw()
-        self._start_agent(offer)
+        self._start_runner(offer)
 
-    def _start_agent(self, offer: SocketOffer | None) -> None:
+    def _start_runner(self, offer: SocketOffer | None) -> None:
         """Start the runner inside the container (best effort: without it, execs)."""
         cid, client = self.container_id, self._client
         if cid is None or client is None:
             if offer is not None:
                 offer.withdraw()
             return
-        self._agent = start_agent(client, cid, f"{os.getuid()}:{os.getgid()}",
+        self._runner = start_runner(client, cid, f"{os.getuid()}:{os.getgid()}",
                                   self.command_env(), WORKDIR, offer)
 
-    def _live_agent(self) -> Agent | None:
+    def _live_runner(self) -> RunnerLink | None:
         """The runner, unless it stopped (then it is dropped: later commands are execs)."""
-        agent = self._agent
-        if agent is not None and agent.gone:
-            self._agent = None
-            agent.close()
+        runner = self._runner
+        if runner is not None and runner.gone:
+            self._runner = None
+            runner.close()
             return None
-        return agent
+        return runner
 
-    def _stop_agent(self) -> None:
-        agent, self._agent = self._agent, None
-        if agent is not None:
-            agent.close()
+    def _stop_runner(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.close()
 
     def _ensure_image(self, client: docker.DockerClient) -> None:
         try:
@@ -252,7 +257,7 @@ class DockerSandbox(StillSandbox):
         """Remove the container (forced) and drop the client; :meth:`TreeSandbox.close` then
         deletes the scratch folder, with signals deferred throughout."""
         try:
-            self._stop_agent()
+            self._stop_runner()
             self._remove_container()
         finally:
             client, self._client = self._client, None
@@ -313,8 +318,8 @@ class DockerSandbox(StillSandbox):
         if not self._run_lock.acquire(blocking=False):
             return False
         try:
-            agent = self._live_agent()
-            return agent is not None and agent.ping()
+            runner = self._live_runner()
+            return runner is not None and runner.ping()
         finally:
             self._run_lock.release()
 
@@ -343,10 +348,10 @@ class DockerSandbox(StillSandbox):
         began = time.monotonic()
         swept = False
         try:
-            agent = self._live_agent()
+            runner = self._live_runner()
             cmd = ["/bin/sh", "-c", WRAPPER, "endstate-sandbox", f"{limit:.3f}", command]
-            if agent is not None:
-                code, epilogue = self._run_by_agent(agent, command, cmd, limit, watchdog, keep)
+            if runner is not None:
+                code, epilogue = self._run_by_runner(runner, command, cmd, limit, watchdog, keep)
                 swept = code is not None  # the runner swept before it said how it ended
             else:
                 exec_id = api.exec_create(
@@ -390,28 +395,28 @@ class DockerSandbox(StillSandbox):
             return ExecResult(TIMEOUT_EXIT_CODE, stdout, stderr, timed_out=True)
         return ExecResult(-1 if code is None else int(code), stdout, stderr)
 
-    def _run_by_agent(self, agent: Agent, command: str, cmd: list[str], limit: float,
+    def _run_by_runner(self, runner: RunnerLink, command: str, cmd: list[str], limit: float,
                       watchdog: threading.Timer,
                       keep: Callable[[int, bytes], None]) -> tuple[int | None, bytes]:
         """Run the command through the runner (forked warm, or the wrapped ``cmd``); its exit
         code (None: the runner stopped before it said, as an exec killed with its container
         says nothing) and what the shell would have written after it."""
         try:
-            agent.start_command(command, [*cmd, ""], len(cmd), stdin=False, limit=limit,
+            runner.start_command(command, [*cmd, ""], len(cmd), stdin=False, limit=limit,
                                 cwd=WORKDIR, listing=self._listing())
             watchdog.start()
-            for kind, payload in agent.messages():
+            for kind, payload in runner.messages():
                 if kind == b"O":
                     keep(0, payload)
                 elif kind == b"E":
                     keep(1, payload)
                 elif kind == b"X":
-                    return agent.exit_code(payload), agent.epilogue(payload)
+                    return runner.exit_code(payload), runner.epilogue(payload)
                 else:
                     raise SandboxError(f"command could not run in the container: "
                                        f"{payload.decode('utf-8', 'replace')[:300]}")
-        except AgentGone:
-            self._live_agent()
+        except RunnerGone:
+            self._live_runner()
         return None, b""
 
     def _listing(self) -> list[str]:
@@ -441,16 +446,16 @@ class DockerSandbox(StillSandbox):
                 self._run_lock_owner = None
             cmd = ["/bin/sh", "-c", CHANNEL_WRAPPER, "endstate-sandbox", f"{limit:.3f}",
                    shlex.join(argv)]
-            agent = self._live_agent()
-            if agent is not None:
-                channel = AgentChannel(agent, self._run_lock, self.output_cap)
+            runner = self._live_runner()
+            if runner is not None:
+                channel = RunnerChannel(runner, self._run_lock, self.output_cap)
                 try:
-                    agent.start_command(argv, [*cmd, ""], len(cmd), stdin=True, limit=limit,
+                    runner.start_command(argv, [*cmd, ""], len(cmd), stdin=True, limit=limit,
                                         cwd=WORKDIR, listing=self._listing(), sink=channel.take,
                                         direct=True)
                     return channel
-                except AgentGone:
-                    self._live_agent()
+                except RunnerGone:
+                    self._live_runner()
             api = client.api
             exec_id = api.exec_create(
                 cid,

@@ -11,11 +11,11 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from endstate_harness import inside
+import endstate_harness.inside as inside
 from endstate_harness.errors import SandboxError
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.process.cleanup import pid_alive
 from endstate_harness.sandbox.scratch import SCRATCH_PREFIX
-from endstate_harness.sandbox.tree import remove_tree
 
 DEFAULT_IMAGE = "python:3.12-slim"
 IMAGE_ENV = "ENDSTATE_SANDBOX_IMAGE"

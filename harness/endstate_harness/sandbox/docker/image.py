@@ -14,6 +14,7 @@ from pathlib import Path
 import docker.errors
 
 from endstate_harness.errors import SandboxError
+from endstate_harness.fdtree import remove_tree
 from endstate_harness.sandbox.docker.daemon import (
     DEFAULT_IMAGE,
     IMAGE_ENV,
@@ -23,7 +24,6 @@ from endstate_harness.sandbox.docker.daemon import (
     short_error,
     toolkit_version,
 )
-from endstate_harness.sandbox.tree import remove_tree
 
 PACKAGES = ("python3", "python-is-python3", "git", "ca-certificates")
 """Beyond debootstrap's minbase (sh, coreutils, findutils, grep, sed, tar…): Python as both

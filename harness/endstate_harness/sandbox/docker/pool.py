@@ -14,11 +14,11 @@ from typing import Any
 
 import docker
 
+import endstate_harness.sandbox.tree as tree
 from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
-from endstate_harness.sandbox import tree
 from endstate_harness.sandbox.docker.container import DockerSandbox
 from endstate_harness.sandbox.docker.daemon import DockerFailure
-from endstate_harness.sandbox.docker.runner import Agent, AgentGone
+from endstate_harness.sandbox.docker.runner import RunnerGone, RunnerLink
 
 IDLE_S = 60.0
 """How long a container may wait in the pool for the next sandbox before it is removed."""
@@ -42,7 +42,7 @@ class Lease:
     container_name: str
     scratch: Path
     client: docker.DockerClient
-    agent: Agent | None
+    runner: RunnerLink | None
     """The container's runner (kept with it: its commands run without an exec each). A
     container without one, or whose process 1 is not the non-dumpable keeper, is never
     reused: only the runner, which nothing in the container can trace, can show that nothing
@@ -81,7 +81,7 @@ class ContainerPool:
                 if lease is None:
                     return None
                 self._idle.remove(lease)
-            running = lease.agent is not None and lease.agent.ping()
+            running = lease.runner is not None and lease.runner.ping()
             try:
                 if not running:
                     state = lease.client.api.inspect_container(lease.container_id).get(
@@ -135,8 +135,8 @@ class ContainerPool:
         sweeps find what a failing daemon left)."""
         with defer_signals():
             try:
-                if lease.agent is not None:
-                    lease.agent.close()
+                if lease.runner is not None:
+                    lease.runner.close()
                 lease.client.api.remove_container(lease.container_id, force=True)
             except DockerFailure:
                 pass
@@ -179,7 +179,7 @@ class PooledDockerSandbox(DockerSandbox):
         self._lease = lease
         self.container_id, self.container_name = lease.container_id, lease.container_name
         self._client = lease.client
-        self._agent = lease.agent
+        self._runner = lease.runner
         return lease.scratch
 
     def start(self) -> None:
@@ -188,17 +188,17 @@ class PooledDockerSandbox(DockerSandbox):
         super().start()
         cid, client = self.container_id, self._client
         assert cid is not None and client is not None and self.container_name is not None
-        if self._agent is None or not self._agent.keeper_private:
-            return  # not reusable (see Lease.agent); works like a plain DockerSandbox
+        if self._runner is None or not self._runner.keeper_private:
+            return  # not reusable (see Lease.runner); works like a plain DockerSandbox
         try:
-            baseline = self._agent.digest(RESET_S)
-        except AgentGone:
-            self._live_agent()
+            baseline = self._runner.digest(RESET_S)
+        except RunnerGone:
+            self._live_runner()
             return
         if baseline is not None:
             self.pool.created += 1
             self._lease = Lease(self._key(), cid, self.container_name, self.scratch, client,
-                                self._agent, baseline)
+                                self._runner, baseline)
 
     def _close_backend(self) -> None:
         lease, self._lease = self._lease, None
@@ -207,13 +207,13 @@ class PooledDockerSandbox(DockerSandbox):
             self._lease, self._reusable = lease, True
             self.container_id = self.container_name = None
             self._client = None
-            self._agent = None  # handed on with the lease
+            self._runner = None  # handed on with the lease
             return
         if lease is not None:
             self.container_id, self.container_name = lease.container_id, lease.container_name
             self._client = lease.client
-            self._agent = lease.agent
-            lease.agent = None
+            self._runner = lease.runner
+            lease.runner = None
         super()._close_backend()
 
     def _reset(self, lease: Lease) -> bool:
@@ -221,15 +221,15 @@ class PooledDockerSandbox(DockerSandbox):
         # a command still running (closed from another thread at exit): remove, do not wait
         if not self._run_lock.acquire(timeout=1.0):
             return False
-        agent = self._live_agent()  # one that stopped goes, and the container with it
-        lease.agent = agent
+        runner = self._live_runner()  # one that stopped goes, and the container with it
+        lease.runner = runner
         try:
-            if agent is None or not agent.keeper_private:
+            if runner is None or not runner.keeper_private:
                 return False
             # the runner resets in-process (no shell, no exec): about 1 ms
-            return agent.reset(RESET_S) == lease.baseline
-        except AgentGone:
-            lease.agent = self._live_agent()
+            return runner.reset(RESET_S) == lease.baseline
+        except RunnerGone:
+            lease.runner = self._live_runner()
             return False
         finally:
             self._run_lock.release()

@@ -1,5 +1,5 @@
 """The host's end of the runner inside a Docker sandbox
-(:mod:`endstate_harness.inside.box_runner`); ``ENDSTATE_SANDBOX_AGENT=0`` turns it off.
+(:mod:`endstate_harness.inside.box_runner`); ``ENDSTATE_SANDBOX_RUNNER=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import docker
 import docker.types
 from docker.utils.socket import STDERR, frames_iter
 
-from endstate_harness import inside
+import endstate_harness.inside as inside
 from endstate_harness.sandbox.docker.daemon import DockerFailure, close_socket, no_timeout
 from endstate_harness.sandbox.docker.runner_socket import SocketOffer
 from endstate_harness.sandbox.recognise import (
@@ -33,16 +33,20 @@ from endstate_harness.sandbox.recognise import (
 from endstate_harness.sandbox.warm import sandbox_warm_enabled
 
 HELLO_S = 30.0
-"""How long the agent may take to start (an interpreter's start, under load) before the
+"""How long the runner may take to start (an interpreter's start, under load) before the
 sandbox does without it."""
 PYTHON = "python3"
-AGENT_ENV = "ENDSTATE_SANDBOX_AGENT"
+RUNNER_ENV = "ENDSTATE_SANDBOX_RUNNER"
 """Set to ``0`` to run every command of a Docker sandbox as an exec of its own (debugging,
 benchmarks)."""
+OLD_RUNNER_ENV = "ENDSTATE_SANDBOX_AGENT"
+"""Read as well: the name this switch had before the in-container program was called the
+runner (in this project, "agent" means the model under evaluation)."""
 
 
-def agent_enabled() -> bool:
-    return os.environ.get(AGENT_ENV, "1").strip() != "0"
+def runner_enabled() -> bool:
+    value = os.environ.get(RUNNER_ENV, os.environ.get(OLD_RUNNER_ENV, "1"))
+    return value.strip() != "0"
 
 
 PING_S = 5.0
@@ -67,12 +71,12 @@ MAX_FDS = 4
 """Most descriptors one message of the runner may carry (more are dropped by the kernel)."""
 
 
-class AgentGone(Exception):
-    """The agent's stream ended (it was killed, or the container stopped)."""
+class RunnerGone(Exception):
+    """The runner's stream ended (it was killed, or the container stopped)."""
 
 
-class Agent:
-    """One agent process in a running container; commands through it run one at a time
+class RunnerLink:
+    """One runner process in a running container; commands through it run one at a time
     (the sandbox's command lock)."""
 
     def __init__(self, client: docker.DockerClient, cid: str, user: str,
@@ -95,14 +99,14 @@ class Agent:
         hello = self._next(HELLO_S)
         if hello is None or hello[0] != b"H":
             self.close()
-            raise AgentGone(self.stderr.decode("utf-8", "replace").strip()
-                            or "the agent did not start")
+            raise RunnerGone(self.stderr.decode("utf-8", "replace").strip()
+                            or "the runner did not start")
         info = json.loads(hello[1])
         if info.get("socket") and offer is not None:
             self._conn = offer.accept()
             if self._conn is None:
                 self.close()
-                raise AgentGone("the agent's socket connection did not arrive")
+                raise RunnerGone("the runner's socket connection did not arrive")
             threading.Thread(target=self._read_conn, args=(self._conn,), daemon=True).start()
         self.pid = int(info["pid"])
         self.environ: dict[str, str] = dict(info.get("environ", {}))
@@ -203,7 +207,7 @@ class Agent:
             try:
                 raw.sendall(kind + len(payload).to_bytes(4, "big") + payload)
             except OSError:
-                raise AgentGone("the agent's stream is closed") from None
+                raise RunnerGone("the runner's stream is closed") from None
 
     def start(self, argv: list[str], cwd: str, *, stdin: bool, spare_arg: int | None = None,
               sink: Callable[[bytes, bytes], None] | None = None, direct: bool = False) -> None:
@@ -211,7 +215,7 @@ class Agent:
         with :meth:`messages`. ``argv[spare_arg]`` is replaced by the runner's pids (itself
         and its zygotes), which the wrapper's sweep and the reset must spare."""
         if self.gone:
-            raise AgentGone("the agent stopped")
+            raise RunnerGone("the runner stopped")
         if sink is not None:
             self.attach(sink)
         self.send(b"R", json.dumps(self._request(argv, cwd, stdin, spare_arg, direct)).encode())
@@ -237,7 +241,7 @@ class Agent:
         shadows nothing the interpreter preloaded. A list stands for its ``shlex.join``
         (the shell splits it back into exactly that argv)."""
         if self.gone:
-            raise AgentGone("the agent stopped")
+            raise RunnerGone("the runner stopped")
         warm = self._warm_request(command, limit, cwd, listing, stdin)
         if warm is None:
             self.start(fallback, cwd, stdin=stdin, spare_arg=spare_arg, sink=sink, direct=direct)
@@ -287,7 +291,7 @@ class Agent:
         shape = None
         if reply is None:
             self.close()
-            raise AgentGone("the agent stopped or did not answer")
+            raise RunnerGone("the runner stopped or did not answer")
         if reply[0] == b"Z":
             answer = json.loads(reply[1])
             if answer.get("ok"):
@@ -297,18 +301,18 @@ class Agent:
 
     def messages(self) -> Iterator[tuple[bytes, bytes]]:
         """The running command's ``O``/``E`` chunks, then its ``X`` (or ``!``); raises
-        :class:`AgentGone` when the stream ends first."""
+        :class:`RunnerGone` when the stream ends first."""
         while True:
             item = self._next()
             if item is None:
-                raise AgentGone("the agent stopped")
+                raise RunnerGone("the runner stopped")
             yield item
             if item[0] in (b"X", b"!"):
                 return
 
     def call(self, argv: list[str], timeout_s: float) -> tuple[int, str]:
         """Run ``argv`` as it is (no wrapper) and wait for it: (exit code, stdout and stderr).
-        A runner that does not answer in time is closed and :class:`AgentGone` raised."""
+        A runner that does not answer in time is closed and :class:`RunnerGone` raised."""
         deadline = time.monotonic() + timeout_s
         self.start(argv, "/", stdin=False)
         out = bytearray()
@@ -316,14 +320,14 @@ class Agent:
             item = self._next(max(0.0, deadline - time.monotonic()))
             if item is None:
                 self.close()
-                raise AgentGone("the agent stopped or did not answer")
+                raise RunnerGone("the runner stopped or did not answer")
             kind, payload = item
             if kind in (b"O", b"E"):
                 out.extend(payload)
             elif kind == b"X":
                 return self.exit_code(payload), out.decode("utf-8", "replace")
             else:
-                raise AgentGone(payload.decode("utf-8", "replace"))
+                raise RunnerGone(payload.decode("utf-8", "replace"))
 
     def ping(self, timeout_s: float = PING_S) -> bool:
         """Whether the runner answers (so its container runs, and is not paused). Only while
@@ -332,7 +336,7 @@ class Agent:
             return False
         try:
             self.send(b"P")
-        except AgentGone:
+        except RunnerGone:
             return False
         reply = self._next(timeout_s)
         if reply is None or reply[0] != b"P":
@@ -353,13 +357,13 @@ class Agent:
         """Have the runner kill every process of the container but the keeper (process 1),
         itself and its zygotes, and wait until none is left (``_end_others`` in its source).
         True when it says none is left; False when some would not go. Raises
-        :class:`AgentGone` (and closes this runner) when it does not answer in time: a
+        :class:`RunnerGone` (and closes this runner) when it does not answer in time: a
         command may have stopped it. Only while no command runs."""
         self.send(b"K", b"ack")
         reply = self._next(timeout_s)
         if reply is None or reply[0] != b"K":
             self.close()  # an answer out of turn, or none: this runner is not trusted again
-            raise AgentGone("the agent did not answer")
+            raise RunnerGone("the runner did not answer")
         return bool(json.loads(reply[1]).get("quiet"))
 
     def _ask_digest(self, kind: bytes, payload: bytes, timeout_s: float) -> str | None:
@@ -367,7 +371,7 @@ class Agent:
         reply = self._next(timeout_s)
         if reply is None:
             self.close()
-            raise AgentGone("the agent stopped or did not answer")
+            raise RunnerGone("the runner stopped or did not answer")
         if reply[0] != b"D":
             return None
         digest = json.loads(reply[1]).get("digest")
@@ -392,7 +396,7 @@ class Agent:
         return shell_epilogue(code)
 
     def close(self) -> None:
-        """End the agent (it exits when its stdin closes) and the exec's connection."""
+        """End the runner (it exits when its stdin closes) and the exec's connection."""
         self.gone = True
         for raw in (self._conn, getattr(self._sock, "_sock", self._sock)):
             try:
@@ -405,15 +409,15 @@ class Agent:
         close_socket(self._sock)
 
 
-def start_agent(client: docker.DockerClient, cid: str, user: str, env: dict[str, str],
-                workdir: str, offer: SocketOffer | None = None) -> Agent | None:
-    """An agent in the container, or None when it cannot start there (see module doc) or is
-    turned off (``ENDSTATE_SANDBOX_AGENT=0``). The socket offered is withdrawn either way."""
+def start_runner(client: docker.DockerClient, cid: str, user: str, env: dict[str, str],
+                workdir: str, offer: SocketOffer | None = None) -> RunnerLink | None:
+    """A runner in the container, or None when it cannot start there (see module doc) or is
+    turned off (``ENDSTATE_SANDBOX_RUNNER=0``). The socket offered is withdrawn either way."""
     try:
-        if not agent_enabled():
+        if not runner_enabled():
             return None
-        return Agent(client, cid, user, env, workdir, offer)
-    except (AgentGone, *DockerFailure, OSError, ValueError, KeyError):
+        return RunnerLink(client, cid, user, env, workdir, offer)
+    except (RunnerGone, *DockerFailure, OSError, ValueError, KeyError):
         return None
     finally:
         if offer is not None:

@@ -74,7 +74,7 @@ class SocketOffer:
 def offer_socket(scratch: Path) -> SocketOffer | None:
     """A socket for the runner in ``scratch``, or None where none can be made (a path too
     long for a UNIX socket, say): the runner then talks over the exec's streams."""
-    folder = scratch / "agent"
+    folder = scratch / "runner"
     if len(str(folder / "s")) > 100:
         return None
     try:

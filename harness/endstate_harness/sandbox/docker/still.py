@@ -36,7 +36,7 @@ import docker.errors
 from endstate_harness.errors import SandboxError
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.docker.daemon import DockerFailure, short_error, sweep_processes
-from endstate_harness.sandbox.docker.runner import Agent, AgentGone
+from endstate_harness.sandbox.docker.runner import RunnerGone, RunnerLink
 
 
 class StillSandbox(TreeSandbox):
@@ -51,11 +51,11 @@ class StillSandbox(TreeSandbox):
     """The thread that holds ``_run_lock`` to open a channel, and refreshes the tree for it."""
 
     @abstractmethod
-    def _live_agent(self) -> Agent | None:
+    def _live_runner(self) -> RunnerLink | None:
         """The runner, unless it stopped."""
 
     @abstractmethod
-    def _stop_agent(self) -> None:
+    def _stop_runner(self) -> None:
         """Close the runner (a sweep is about to kill it)."""
 
     def seal(self) -> str:
@@ -100,7 +100,7 @@ def held_still(box: StillSandbox) -> Iterator[str]:
             yield "ended"
             return
         if idle:  # no command runs: end what a kill reaches (the runner too, if any)
-            box._stop_agent()
+            box._stop_runner()
             sweep_processes(client, cid)
         with _frozen(client, cid):
             yield "frozen"
@@ -111,13 +111,13 @@ def held_still(box: StillSandbox) -> Iterator[str]:
 
 def _ended_by_runner(box: StillSandbox) -> bool:
     """Whether the runner ended every process but the trusted ones (module docstring)."""
-    agent = box._live_agent()
-    if agent is None or not agent.keeper_private:
+    runner = box._live_runner()
+    if runner is None or not runner.keeper_private:
         return False
     try:
-        return agent.end_others()
-    except AgentGone:
-        box._live_agent()  # dropped: the sandbox goes on with execs
+        return runner.end_others()
+    except RunnerGone:
+        box._live_runner()  # dropped: the sandbox goes on with execs
         return False
 
 

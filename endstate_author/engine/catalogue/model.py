@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from endstate_author.catalogue.names import this_module
+from endstate_author.engine.catalogue.names import this_module
 
 ParamKind = Literal["positional", "keyword", "var_keyword", "var_positional"]
 

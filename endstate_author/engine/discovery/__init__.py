@@ -4,7 +4,7 @@ statically; anything it cannot read exactly is ``unknown``. Import from the pack
 
 from __future__ import annotations
 
-from endstate_author.discovery.command import (
+from endstate_author.engine.discovery.command import (
     DEFAULT_PATTERN,
     Runner,
     TestCommand,
@@ -12,12 +12,12 @@ from endstate_author.discovery.command import (
     parse_command,
     unknown,
 )
-from endstate_author.discovery.files import (
+from endstate_author.engine.discovery.files import (
     is_test_file_name,
     missing_module_targets,
     test_files,
 )
-from endstate_author.discovery.grader_names import (
+from endstate_author.engine.discovery.grader_names import (
     HARNESS_MODULE,
     HARNESS_NAMES,
     REFERENCE_MODULE,

@@ -1,4 +1,4 @@
-"""The runner inside a Docker sandbox (``docker_agent``), against a real daemon.
+"""The runner inside a Docker sandbox (``docker_runner``), against a real daemon.
 
 What it must keep: every command gives what an exec of its own gives (a differential over
 commands that exercise exit codes, signals, timeouts, leftovers and the warm start); nothing
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness.sandbox.docker import runner as docker_agent
-from endstate_harness.sandbox.docker import runner_socket as docker_agent_socket
+from endstate_harness.sandbox.docker import runner as docker_runner
+from endstate_harness.sandbox.docker import runner_socket as docker_runner_socket
 from endstate_harness.sandbox.docker.container import DockerSandbox
 from endstate_harness.sandbox.docker.pool import ContainerPool, PooledDockerSandbox
 
@@ -50,10 +50,10 @@ COMMANDS = [
 
 def _results(fixture: Path, image: str, monkeypatch: pytest.MonkeyPatch,
              agent: bool) -> list[tuple[int, str, str, bool]]:
-    monkeypatch.setenv(docker_agent.AGENT_ENV, "1" if agent else "0")
+    monkeypatch.setenv(docker_runner.RUNNER_ENV, "1" if agent else "0")
     out = []
     with DockerSandbox(fixture, image=image, pull=False) as box:
-        assert (box._agent is not None) is agent
+        assert (box._runner is not None) is agent
         for command in COMMANDS:
             limit = 2 if "30" in command else 20
             r = box.run(command, timeout_s=limit)
@@ -83,12 +83,12 @@ def test_python_runs_are_forked_from_a_warm_interpreter(
     fixture_tree: Path, docker_image: str
 ) -> None:
     with DockerSandbox(fixture_tree, image=docker_image, pull=False) as box:
-        assert box._agent is not None
+        assert box._runner is not None
         first = box.run("python3 -c 'import os; print(os.getppid())'")
         second = box.run("python3 -c 'import os; print(os.getppid())'")
         zygote = int(first.stdout)
         assert zygote == int(second.stdout), "both forked by the same zygote"
-        assert zygote != box._agent.pid
+        assert zygote != box._runner.pid
         parent = box.run(f"tr '\\0' ' ' < /proc/{zygote}/cmdline").stdout
         assert "private" in parent, parent
 
@@ -97,9 +97,9 @@ def test_neither_the_runner_nor_its_zygotes_can_be_traced_or_read(
     fixture_tree: Path, docker_image: str
 ) -> None:
     with DockerSandbox(fixture_tree, image=docker_image, pull=False) as box:
-        assert box._agent is not None
+        assert box._runner is not None
         zygote = int(box.run("python3 -c 'import os; print(os.getppid())'").stdout)
-        for pid in (box._agent.pid, zygote):
+        for pid in (box._runner.pid, zygote):
             read = box.run(f"cat /proc/{pid}/environ /proc/{pid}/mem")
             assert read.exit_code != 0 and "PATH=" not in read.stdout
             attach = box.run(
@@ -113,30 +113,30 @@ def test_no_socket_is_left_for_a_command_to_reach(
     fixture_tree: Path, docker_image: str
 ) -> None:
     with DockerSandbox(fixture_tree, image=docker_image, pull=False) as box:
-        assert box._agent is not None and box._agent._conn is not None, "the socket is used"
-        assert box.run(f"ls -A {docker_agent_socket.SOCKET_MOUNT}").stdout == ""
-        assert not (box.scratch / "agent").exists(), "withdrawn right after the runner came"
+        assert box._runner is not None and box._runner._conn is not None, "the socket is used"
+        assert box.run(f"ls -A {docker_runner_socket.SOCKET_MOUNT}").stdout == ""
+        assert not (box.scratch / "runner").exists(), "withdrawn right after the runner came"
 
 
 def test_a_command_that_kills_the_runner_leaves_a_sandbox_that_works_by_execs(
     fixture_tree: Path, docker_image: str
 ) -> None:
     with DockerSandbox(fixture_tree, image=docker_image, pull=False) as box:
-        assert box._agent is not None
-        box.run(f"kill -9 {box._agent.pid}")
+        assert box._runner is not None
+        box.run(f"kill -9 {box._runner.pid}")
         after = box.run("echo still here; python3 -c 'print(6 * 7)'")
         assert (after.exit_code, after.stdout) == (0, "still here\n42\n")
-        assert box._agent is None
+        assert box._runner is None
         box.check_health()
 
 
 def test_without_python_in_the_image_every_command_is_an_exec(
     fixture_tree: Path, docker_image: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(docker_agent, "PYTHON", "no-such-python3")
+    monkeypatch.setattr(docker_runner, "PYTHON", "no-such-python3")
     with DockerSandbox(fixture_tree, image=docker_image, pull=False) as box:
-        assert box._agent is None
-        assert not (box.scratch / "agent").exists(), "the socket offered is withdrawn"
+        assert box._runner is None
+        assert not (box.scratch / "runner").exists(), "the socket offered is withdrawn"
         assert box.run("echo fine").stdout == "fine\n"
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from endstate_author.diagnostics import Diagnostic, Severity
+from endstate_author.engine.diagnostics import Diagnostic, Severity
 
 Scope = Literal["task", "suite", "prove"]
 

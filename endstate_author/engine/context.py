@@ -11,14 +11,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from endstate_author.astwalk import walk_spans
-from endstate_author.catalogue import Catalogue, GraderInfo
-from endstate_author.config import Config
-from endstate_author.diagnostics import Diagnostic, Fix, Severity
-from endstate_author.discovery.grader_names import builtin_name
-from endstate_author.jsonpos import JNode, JPair, JsonDocument, LineIndex, parse
-from endstate_author.lint.trees import TreeEntry, walk_tree
-from endstate_author.rules.declare import default_severity
+from endstate_author.engine.astwalk import walk_spans
+from endstate_author.engine.catalogue import Catalogue, GraderInfo
+from endstate_author.engine.config import Config
+from endstate_author.engine.declare import default_severity
+from endstate_author.engine.diagnostics import Diagnostic, Fix, Severity
+from endstate_author.engine.discovery.grader_names import builtin_name
+from endstate_author.engine.jsonpos import JNode, JPair, JsonDocument, LineIndex, parse
+from endstate_author.engine.trees import TreeEntry, walk_tree
 from endstate_harness.graders import pyast
 from endstate_harness.layout import (
     DEFECTS_DIR,
@@ -374,7 +374,7 @@ class TaskContext:
 
     def python_walk(self, name: str, rel: str) -> tuple[list[ast.AST], list[int]]:
         """:meth:`python_nodes` with where each node's children start in it
-        (:func:`endstate_author.astwalk.walk_spans`)."""
+        (:func:`endstate_author.engine.astwalk.walk_spans`)."""
         key = (name, rel)
         if key not in self._walks:
             module = self.python_module(name, rel)

@@ -2,7 +2,7 @@
 
 Diagnostics are found at byte offsets of task.json; editors speak in lines and columns
 counted in characters (the command line, SARIF) or in UTF-16 units (the language server
-protocol). Split from :mod:`endstate_author.jsonpos`, which re-exports it.
+protocol). Split from :mod:`endstate_author.engine.jsonpos`, which re-exports it.
 """
 
 from __future__ import annotations

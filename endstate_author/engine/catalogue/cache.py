@@ -11,7 +11,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from endstate_author.catalogue.model import ParsedModule
+from endstate_author.engine.catalogue.model import ParsedModule
 
 lock = threading.Lock()
 module_cache: OrderedDict[str, tuple[int, int, ParsedModule]] = OrderedDict()

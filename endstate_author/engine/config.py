@@ -7,7 +7,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from endstate_author.diagnostics import Diagnostic, Severity
+from endstate_author.engine.diagnostics import Diagnostic, Severity
 
 
 class ConfigError(ValueError):
@@ -55,7 +55,7 @@ def parse_config(table: dict[str, Any], source: Path) -> Config:
     unknown = sorted(set(table) - _KNOWN)
     if unknown:
         # deferred: difflib is only needed for this error, never by a lint the cache answers
-        from endstate_author.suggest import did_you_mean
+        from endstate_author.engine.suggest import did_you_mean
 
         hint = did_you_mean(unknown[0], _KNOWN)
         raise ConfigError(f"{where} has an unknown key {unknown[0]!r}{hint}")

@@ -21,6 +21,9 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from endstate_harness.errors import SandboxError
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 """How a folder is opened: only a real folder, never through a link."""
@@ -284,3 +287,34 @@ def _unlink_files(fd: int) -> list[str]:
         except OSError:
             continue
     return folders
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a tree, also when the agent left read-only folders in it, whatever its depth.
+
+    Never follows links: a link is removed, not its target. Permissions are only ever added,
+    and only inside the tree: the folder holding it (``/tmp``, ``/dev/shm``) is never touched.
+    A loop over directory descriptors (:func:`remove_at`), not
+    ``shutil.rmtree``: that recurses once per level (RecursionError past ~1,000 on Python 3.11)
+    and opens paths longer than ``PATH_MAX``. Best effort, as ``rm -rf``: what cannot be
+    removed (another user's file) stays, and the call still returns.
+    """
+    text = os.path.abspath(path)
+    parent, name = os.path.split(text)
+    if not name:
+        raise SandboxError(f"refusing to remove the root folder: {text}")
+    try:
+        holder = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        remove_at(holder, name)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        pass  # what could not go stays (as shutil.rmtree's onexc left it)
+    finally:
+        os.close(holder)
+
+
+# ----------------------------------------------------------------------------- reading

@@ -1,6 +1,7 @@
 """Built-in graders: their signatures read statically from the harness's own source files,
-as a suite's grader modules are (:mod:`~endstate_author.catalogue.source`), so lint imports no
-grader (a differential test holds the result to :func:`inspect.signature` of the functions).
+as a suite's grader modules are (:mod:`~endstate_author.engine.catalogue.source`), so lint
+imports no grader (a differential test holds the result to :func:`inspect.signature` of the
+functions).
 ``endstate.evals.graders:<x>`` is aliased to the same library; the ``endstate`` package itself
 is never imported, installed or not."""
 
@@ -10,9 +11,9 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
-from endstate_author.catalogue.model import GraderInfo
-from endstate_author.catalogue.names import builtin_table, this_module
-from endstate_author.catalogue.source import parse_module
+from endstate_author.engine.catalogue.model import GraderInfo
+from endstate_author.engine.catalogue.names import builtin_table, this_module
+from endstate_author.engine.catalogue.source import parse_module
 
 
 @lru_cache(maxsize=64)

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from endstate_author import __version__, textsafe
-from endstate_author.diagnostics import Diagnostic, display_path, read_source_lines
+from endstate_author import __version__
+from endstate_author.engine import textsafe
+from endstate_author.engine.diagnostics import Diagnostic, display_path, read_source_lines
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -22,7 +23,7 @@ def dumps(document: object) -> str:
     """JSON text that is valid UTF-8 and safe on a terminal whatever it holds: a file name
     that is not UTF-8 (its bytes are surrogates in a ``str``) is written as ``\\udcff``
     escapes, never as raw bytes, and so are DEL, C1 controls and bidirectional overrides of
-    a message quoting the end state (:func:`endstate_author.textsafe.json_text`)."""
+    a message quoting the end state (:func:`endstate_author.engine.textsafe.json_text`)."""
     return textsafe.json_text(json.dumps(document, indent=2, ensure_ascii=False))
 
 

@@ -1,6 +1,6 @@
 """The watcher process that :mod:`endstate_harness.process.watchdog` starts for its owner.
 
-A program of its own (``python -m endstate_harness.process.watcher``), not a function of the
+A program of its own (``python -m endstate_harness.sandbox.watcher``), not a function of the
 watchdog: it is the one place that knows what an owner can leave behind (folders, Docker
 containers), so the owner's side stays free of the sandboxes it protects.
 """
@@ -40,7 +40,7 @@ def main() -> None:
             pass
     if folders:
         # deferred: a watcher whose owner cleaned up exits without importing anything
-        from endstate_harness.sandbox.tree import remove_tree
+        from endstate_harness.fdtree import remove_tree
 
         for folder in folders:
             try:

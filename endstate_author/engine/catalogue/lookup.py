@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from endstate_author.catalogue.finder import (
+from endstate_author.engine.catalogue.finder import (
     Found,
     Location,
     find_in,
@@ -15,21 +15,21 @@ from endstate_author.catalogue.finder import (
     inside,
     modules_below,
 )
-from endstate_author.catalogue.library import builtin_info
-from endstate_author.catalogue.model import ErrorKind, GraderInfo, Resolution
-from endstate_author.catalogue.names import (
+from endstate_author.engine.catalogue.library import builtin_info
+from endstate_author.engine.catalogue.model import ErrorKind, GraderInfo, Resolution
+from endstate_author.engine.catalogue.names import (
     builtin_table,
     reference_module,
     reference_table,
     split_name,
     this_module,
 )
-from endstate_author.catalogue.source import MAX_MODULE_BYTES, absolute_module, parse_module
-from endstate_author.suggest import closest
+from endstate_author.engine.catalogue.source import MAX_MODULE_BYTES, absolute_module, parse_module
+from endstate_author.engine.suggest import closest
 from endstate_harness.graders import grader_search_paths
 
 if TYPE_CHECKING:
-    from endstate_author.config import Config
+    from endstate_author.engine.config import Config
 
 
 class Catalogue:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from endstate_author.catalogue import cache
-from endstate_author.catalogue.model import ParamInfo, ParsedDef, ParsedModule
+import endstate_author.engine.catalogue.cache as cache
+from endstate_author.engine.catalogue.model import ParamInfo, ParsedDef, ParsedModule
 from endstate_harness.graders import pyast
 
 MAX_MODULE_BYTES = 2 << 20

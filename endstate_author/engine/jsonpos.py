@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from endstate_author.lineindex import LineIndex
+from endstate_author.engine.lineindex import LineIndex
 
 MAX_DEPTH = 200
 """Nesting deeper than this is refused with a diagnostic (a task.json is never that deep)."""

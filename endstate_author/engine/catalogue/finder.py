@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from endstate_author.catalogue import cache
+import endstate_author.engine.catalogue.cache as cache
 from endstate_harness.layout import PRUNED_NAMES
 
 _SKIP_DIRS = frozenset({"fixture", "holdout", "solution", "defects", "site-packages", "build",

@@ -4,17 +4,17 @@
 
 from __future__ import annotations
 
-from endstate_author.catalogue.cache import clear_cache
-from endstate_author.catalogue.lookup import Catalogue
-from endstate_author.catalogue.model import (
+from endstate_author.engine.catalogue.cache import clear_cache
+from endstate_author.engine.catalogue.lookup import Catalogue
+from endstate_author.engine.catalogue.model import (
     ErrorKind,
     GraderInfo,
     ParamInfo,
     ParamKind,
     Resolution,
 )
-from endstate_author.catalogue.names import canonical_name, split_name
-from endstate_author.catalogue.source import (
+from endstate_author.engine.catalogue.names import canonical_name, split_name
+from endstate_author.engine.catalogue.source import (
     MAX_MODULE_BYTES,
     PARSE_COUNT,
     ParsedModule,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from endstate_author.discovery.command import TestCommand, tree_join
+from endstate_author.engine.discovery.command import TestCommand, tree_join
 from endstate_harness.layout import PRUNED_NAMES
 
 _VALID_MODULE = re.compile(r"^[_a-z]\w*\.py$", re.IGNORECASE)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from endstate_author.probes.catalogue import injection_targets
-from endstate_author.redteam.diff import Change, unified_diff
+from endstate_author.probes.diff import Change, unified_diff
 from endstate_harness.graders import pyast
 from endstate_harness.task import Task
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from endstate_author.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
+from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
 
 
 @dataclass

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from endstate_author.discovery.command import TestCommand, from_tests_pass, parse_command
+from endstate_author.engine.discovery.command import TestCommand, from_tests_pass, parse_command
 from endstate_harness.graders.names import (
     LIBRARY,
     REFERENCE_MODULE,
