@@ -303,11 +303,11 @@ def checked_path_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     """A file check points at a path in neither fixture/ nor solution/.
 
     ## What it checks
-    `file_matches`, `file_contains`, `paths_exist`, `pattern_count` and `delegates_to`
-    read paths: `path` of `file_matches`/`file_contains`/`delegates_to`, each element of
-    `paths` of `paths_exist` and `pattern_count`, exists in `fixture/` or `solution/` (a
-    folder counts for `paths_exist`). holdout/ does not: graders read the end state sealed
-    before it is staged.
+    Each path a built-in grader reads by name, as the grader's record declares it (the
+    grader library page lists them): `path` of `file_matches`/`file_contains`/`delegates_to`,
+    each element of `paths` of `paths_exist` and `pattern_count`, exists in `fixture/` or
+    `solution/` (a folder counts where the grader takes one, as `paths_exist` does). holdout/
+    does not: graders read the end state sealed before it is staged.
 
     ## Why it matters
     A missing file reads as "": `should_match: false` / `should_contain: false` then pass
