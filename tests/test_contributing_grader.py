@@ -63,11 +63,12 @@ def _append_record(names_py: Path, record: str) -> None:
     """The record appended to ``GRADERS``: written before the tuple's closing parenthesis."""
     source = names_py.read_text(encoding="utf-8")
     tree = ast.parse(source)
-    value = next(node.value for node in tree.body
+    value = next((node.value for node in tree.body
                  if isinstance(node, ast.AnnAssign | ast.Assign) and node.value is not None
                  and "GRADERS" in ast.unparse(node.targets[0] if isinstance(node, ast.Assign)
-                                              else node.target).split())
-    assert isinstance(value, ast.Tuple) and value.end_lineno is not None
+                                              else node.target).split()), None)
+    assert isinstance(value, ast.Tuple) and value.end_lineno is not None, (
+        f"{names_py} has no tuple GRADERS to append the record to")
     lines = source.splitlines(keepends=True)
     closing = value.end_lineno - 1
     assert lines[closing].strip() == ")", "GRADERS does not end with a line of its own"
