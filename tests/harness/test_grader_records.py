@@ -3,9 +3,10 @@ records' (``endstate_harness.graders.names``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
-import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -29,8 +30,15 @@ from endstate_harness.graders.reference import REFERENCE_GRADERS
 from endstate_harness.task import GraderSpec
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))  # the docs page's writer
-from grader_docs import page_sections  # noqa: E402
+
+
+def _grader_docs() -> ModuleType:
+    """scripts/grader_docs.py (the docs page's writer, a script rather than a package module)."""
+    spec = importlib.util.spec_from_file_location("grader_docs", ROOT / "scripts/grader_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.parametrize("record", GRADERS, ids=lambda r: r.name)
@@ -100,7 +108,7 @@ def test_a_record_that_cannot_be_right_says_why() -> None:
 
 
 def test_the_docs_page_lists_every_record() -> None:
-    page = page_sections()
+    page = _grader_docs().page_sections()
     for record in GRADERS:
         assert f"### `{record.name}`" in page
         assert f"`{THIS_MODULE}:{record.name}`" in page

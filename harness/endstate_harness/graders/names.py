@@ -75,7 +75,7 @@ class GraderRecord:
     import only the standard library and the harness."""
     reads_paths: PathArgument | None = None
     """The argument naming the files it reads, when a missing one makes it vacuous (ES506)."""
-    example: Mapping[str, Any] = field(default_factory=dict)
+    example: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """The least ``args`` it accepts: the resolver's tests and the docs page use them."""
 
     def __post_init__(self) -> None:
