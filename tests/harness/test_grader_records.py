@@ -90,19 +90,24 @@ def test_the_tables_are_the_records() -> None:
 
 
 def test_a_record_that_cannot_be_right_says_why() -> None:
-    with pytest.raises(ValueError, match=r"is not below endstate_harness\.graders"):
-        GraderRecord("x", "mysuite.graders")
-    with pytest.raises(ValueError, match="a reference grader is defined in"):
-        GraderRecord("x", "endstate_harness.graders.structure", reference=True)
-    with pytest.raises(ValueError, match="only this toolkit's own are vendored"):
-        GraderRecord("x", REFERENCE_SOURCE, reference=True, vendor_with=())
-    with pytest.raises(ValueError, match="does not read only the sealed state"):
-        GraderRecord("x", "endstate_harness.graders.x", sealed_only=True, runs_tests="command")
-    with pytest.raises(ValueError, match="runs_tests is 'pytest'"):
-        GraderRecord("x", "endstate_harness.graders.x", runs_tests="pytest")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="not a Python identifier"):
-        GraderRecord("x-y", "endstate_harness.graders.x")
+    """Each record is checked as the register is built, when the package is imported."""
+    bad = {
+        r"is not below endstate_harness\.graders": GraderRecord("x", "mysuite.graders"),
+        "a reference grader is defined in": GraderRecord(
+            "x", "endstate_harness.graders.structure", reference=True),
+        "only this toolkit's own are vendored": GraderRecord(
+            "x", REFERENCE_SOURCE, reference=True, vendor_with=()),
+        "does not read only the sealed state": GraderRecord(
+            "x", "endstate_harness.graders.x", sealed_only=True, runs_tests="command"),
+        "runs_tests is 'pytest'": GraderRecord(
+            "x", "endstate_harness.graders.x", runs_tests="pytest"),  # type: ignore[arg-type]
+        "not a Python identifier": GraderRecord("x-y", "endstate_harness.graders.x"),
+    }
+    for message, record in bad.items():
+        with pytest.raises(ValueError, match=message):
+            _registered((record,))
     one = GraderRecord("x", "endstate_harness.graders.x", reads_paths=PathArgument("path"))
+    _registered((one,))
     with pytest.raises(ValueError, match="two grader records are named 'x'"):
         _registered((one, GraderRecord("x", "endstate_harness.graders.y")))
 
