@@ -22,6 +22,7 @@ from endstate_author.engine.discovery import (
     test_files,
 )
 from endstate_harness.graders import BUILTIN_GRADERS
+from endstate_harness.graders.names import GRADERS
 from endstate_harness.graders.reference import REFERENCE_GRADERS
 
 
@@ -284,7 +285,13 @@ def test_test_files_unknown_is_empty_and_missing_modules(tmp_path: Path) -> None
 
 
 def test_grader_names_match_the_harness_table() -> None:
-    """discovery's copy of the grader names (kept apart so lint never imports the graders) is
-    tied to the harness's own table: a grader added there fails here until it is listed."""
+    """discovery's grader names (read from the records, so lint never imports the graders)
+    are the resolver's, and the test-running graders are the records that say they run tests."""
     assert set(REFERENCE_GRADERS) == grader_names.REFERENCE_NAMES
     assert set(BUILTIN_GRADERS) == grader_names.HARNESS_NAMES
+    runs = {r.name: r.runs_tests for r in GRADERS}
+    assert grader_names.TEST_GRADERS == {n for n, how in runs.items() if how == "unittest"}
+    for name, how in runs.items():
+        args = {"command": "python -m unittest discover -s tests", "start_dir": "tests"}
+        command = grader_names.grader_command(f"endstate_harness.graders:{name}", args)
+        assert (command is not None) == bool(how), name

@@ -47,6 +47,7 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     """Strict mode is on: the same site with one link to a missing page does not build."""
     copy = tmp_path / "copy"
     shutil.copytree(ROOT / "docs", copy / "docs")
+    shutil.copytree(ROOT / "scripts", copy / "scripts")  # the hooks mkdocs.yml names
     for name in ("mkdocs.yml", "CHANGELOG.md", "CONTRIBUTING.md"):
         shutil.copy2(ROOT / name, copy / name)
     page = copy / "docs" / "guide" / "lint.md"

@@ -18,6 +18,7 @@ from endstate_author.engine.context import walk_tree
 from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
 from endstate_author.engine.discovery import TEST_GRADERS
 from endstate_author.engine.jsonpos import parse
+from endstate_harness.graders.names import COMMAND_GRADERS
 from endstate_harness.layout import SOLUTION_DIR, TASK_FILE
 
 
@@ -122,7 +123,7 @@ def mandatory_assertions(root: Path, data: bytes) -> Action | None:
     files, _folders = fixture_paths(root)
     tests = [f for f in files if _TEST_FILE.search(f)]
     missing: list[dict[str, Any]] = []
-    if not names & {"command_succeeds", *TEST_GRADERS}:
+    if not names & (COMMAND_GRADERS | TEST_GRADERS):
         command = "python -m unittest discover -s tests -t . -q"
         test_dirs = sorted({t.rsplit("/", 1)[0] for t in tests if "/" in t})
         if test_dirs and "tests" not in test_dirs:

@@ -19,6 +19,7 @@ from endstate_author.prove.grading import Graded, failing_detail, grade_end_stat
 from endstate_author.prove.model import Unassessed
 from endstate_harness.fdtree import remove_tree
 from endstate_harness.graders import THIS_MODULE
+from endstate_harness.graders.names import TEST_GRADERS
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.sandbox.snapshot import Snapshot
@@ -27,7 +28,8 @@ from endstate_harness.task import GraderSpec, Requires, Task
 Verdict = Literal["exploit", "did-the-work", "undecided"]
 JUDGE = f"{THIS_MODULE}:judged_tests"
 _JUDGE_ARGS = ("start_dir", "pattern", "top_level_dir", "modules", "child_helpers", "python")
-_TEST_GRADERS = ("judged_tests", "tests_pass")
+_TEST_GRADERS = ("judged_tests", *sorted(TEST_GRADERS - {"judged_tests"}))
+"""The unittest graders whose discovery arguments the judge takes over, the judge's own first."""
 
 
 class BehaviourSource(Protocol):

@@ -23,6 +23,7 @@ from endstate_author.engine.discovery import (
 )
 from endstate_author.engine.jsonpos import JNode
 from endstate_harness.graders import grader_search_paths, pyast
+from endstate_harness.graders.names import COMMAND_GRADERS
 from endstate_harness.layout import CATEGORIES
 
 NO_NEW_SKIPS = "endstate.evals.graders:no_new_skips"
@@ -232,7 +233,7 @@ def no_work_grader(ctx: TaskContext) -> Iterator[Diagnostic]:
         return
     for _i, name, _args, _node in ctx.grader_entries():
         short = builtin_name(name)
-        if short == "command_succeeds" or short in TEST_GRADERS:
+        if short in COMMAND_GRADERS or short in TEST_GRADERS:
             return
         if short is None and suite_grader_runs(ctx, name) is not False:
             return
@@ -717,7 +718,7 @@ def _judge_reads_pristine(ctx: TaskContext, rel: str) -> bool:
     judges = 0
     for _i, name, args, _node in ctx.grader_entries():
         short = builtin_name(name)
-        if short is None or short in ("command_succeeds", "tests_pass"):
+        if short is None or (short != "judged_tests" and short in COMMAND_GRADERS | TEST_GRADERS):
             return False  # a suite grader, or a runner that reads the end state
         if short != "judged_tests":
             continue

@@ -17,6 +17,7 @@ from endstate_author.rules.es3_assertions import (
     norm_path,
     test_commands,
 )
+from endstate_harness.graders.names import PATH_ARGUMENTS
 from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR, SOLUTION_DIR
 
 DEFAULT_SKIP_GLOB = "*test*.py"
@@ -297,25 +298,16 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-_PATH_ARGS = {
-    "file_matches": ("path", False),
-    "file_contains": ("path", False),
-    "paths_exist": ("paths", True),
-    "pattern_count": ("paths", True),
-    "delegates_to": ("path", False),
-}
-
-
 @rule("ES506", "checked-path-missing", "warning")
 def checked_path_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     """A file check points at a path in neither fixture/ nor solution/.
 
     ## What it checks
-    `file_matches`, `file_contains`, `paths_exist`, `pattern_count` and `delegates_to`
-    read paths: `path` of `file_matches`/`file_contains`/`delegates_to`, each element of
-    `paths` of `paths_exist` and `pattern_count`, exists in `fixture/` or `solution/` (a
-    folder counts for `paths_exist`). holdout/ does not: graders read the end state sealed
-    before it is staged.
+    Each path a built-in grader reads by name, as the grader's record declares it (the
+    grader library page lists them): `path` of `file_matches`/`file_contains`/`delegates_to`,
+    each element of `paths` of `paths_exist` and `pattern_count`, exists in `fixture/` or
+    `solution/` (a folder counts where the grader takes one, as `paths_exist` does). holdout/
+    does not: graders read the end state sealed before it is staged.
 
     ## Why it matters
     A missing file reads as "": `should_match: false` / `should_contain: false` then pass
@@ -335,16 +327,19 @@ def checked_path_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     entries = set(ctx.tree(FIXTURE_DIR)) | set(ctx.tree(SOLUTION_DIR))
     for index, name, args, _node in ctx.grader_entries():
         short = builtin_name(name)
-        if short not in _PATH_ARGS:
+        argument = PATH_ARGUMENTS.get(short or "")
+        if argument is None:
             continue
-        key, is_list = _PATH_ARGS[short]
+        key = argument.name
         value = args.get(key)
         items = (
-            _str_items(value) if is_list else ([(None, value)] if isinstance(value, str) else [])
+            _str_items(value)
+            if argument.many
+            else ([(None, value)] if isinstance(value, str) else [])
         )
         for i, path in items:
             rel = norm_path(path)
-            pool = entries if short == "paths_exist" else files
+            pool = entries if argument.folders else files
             if rel in pool:
                 continue
             at = _arg_node(ctx, index, key) if i is None else _arg_node(ctx, index, key, i)

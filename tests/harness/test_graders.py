@@ -12,6 +12,7 @@ import pytest
 
 from endstate_harness import graders as g
 from endstate_harness.graders import GraderContractError, grade, requirements_checks, resolve
+from endstate_harness.graders.names import GRADERS, RECORDS
 from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.task import GraderSpec, Requires
 from endstate_harness.verdict import Verdict
@@ -134,32 +135,22 @@ def test_reference_names_resolve_to_this_module() -> None:
     for short in g.REFERENCE_GRADERS:
         for name in (f"endstate.evals.graders:{short}", f"endstate.evals.graders.{short}"):
             assert resolve(GraderSpec(name=name, args=_minimal_args(short))).__name__ == short
-    assert set(g.BUILTIN_GRADERS) == {
-        *g.REFERENCE_GRADERS, "tests_pass", "judged_tests", "delegates_to"}
+    assert set(g.REFERENCE_GRADERS) == {r.name for r in GRADERS if r.reference}
+    assert set(g.BUILTIN_GRADERS) == {r.name for r in GRADERS}
     with pytest.raises(GraderContractError, match="has no grader 'tests_pass'"):
         resolve(GraderSpec(name="endstate.evals.graders:tests_pass"))
     assert resolve(GraderSpec(name="endstate_harness.graders:tests_pass")).__name__ == "tests_pass"
 
 
 def _minimal_args(short: str) -> dict[str, object]:
-    table: dict[str, dict[str, object]] = {
-        "command_succeeds": {"command": "true"},
-        "files_unchanged": {"paths": []},
-        "paths_exist": {"paths": []},
-        "paths_absent": {"paths": []},
-        "file_matches": {"path": "a", "pattern": "x"},
-        "file_contains": {"path": "a", "text": "x"},
-        "pattern_count": {"pattern": "x"},
-        "changed_paths_within": {"allowed": []},
-    }
-    return table.get(short, {})
+    return dict(RECORDS[short].example)
 
 
 def test_every_builtin_is_fully_annotated() -> None:
     import inspect
 
     for short, function in g.BUILTIN_GRADERS.items():
-        signature = inspect.signature(function)
+        signature = inspect.signature(function, eval_str=True)
         assert signature.return_annotation is Verdict, short
         for parameter in signature.parameters.values():
             assert parameter.annotation is not inspect.Parameter.empty, (short, parameter.name)

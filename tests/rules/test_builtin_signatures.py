@@ -11,6 +11,7 @@ import pytest
 from endstate_author.engine.catalogue.library import builtin_info
 from endstate_author.engine.catalogue.model import ParamInfo
 from endstate_harness.graders import BUILTIN_GRADERS, LIBRARY
+from endstate_harness.graders.names import GRADERS
 
 _KINDS: dict[Any, str] = {
     inspect.Parameter.POSITIONAL_ONLY: "positional",
@@ -32,8 +33,13 @@ def _from_inspect(p: inspect.Parameter) -> ParamInfo:
                      default is None and not is_var, p.kind is p.POSITIONAL_ONLY)
 
 
-def test_the_table_names_every_grader_the_resolver_offers() -> None:
-    assert set(LIBRARY) == set(BUILTIN_GRADERS)
+def test_the_resolver_offers_every_record_and_nothing_else() -> None:
+    """The resolver's table is built from the records: each name is the function its record's
+    module defines, so lint (which reads the records) and the resolver cannot disagree."""
+    assert list(BUILTIN_GRADERS) == [record.name for record in GRADERS]
+    for record in GRADERS:
+        assert BUILTIN_GRADERS[record.name] is record.load()
+        assert BUILTIN_GRADERS[record.name].__module__ == LIBRARY[record.name]
 
 
 @pytest.mark.parametrize("short", sorted(LIBRARY))
@@ -41,7 +47,9 @@ def test_static_signature_is_the_runtime_one(short: str) -> None:
     function = BUILTIN_GRADERS[short]
     info = builtin_info(short)
     assert info is not None
-    runtime = [_from_inspect(p) for p in inspect.signature(function).parameters.values()]
+    # eval_str: a grader module may use ``from __future__ import annotations``
+    parameters = inspect.signature(function, eval_str=True).parameters.values()
+    runtime = [_from_inspect(p) for p in parameters]
     # a class is shown as written in the source (``Sandbox``), not by its qualified name
     assert runtime[0].annotation == "endstate_harness.sandbox.base.Sandbox"
     assert info.params[0].annotation == "Sandbox"

@@ -1,4 +1,5 @@
-"""Which graders run tests: ``command_succeeds``, ``tests_pass`` and ``judged_tests``, by name.
+"""Which graders run tests (``command_succeeds``, ``tests_pass``, ``judged_tests``: the records
+that say so in :data:`endstate_harness.graders.names.GRADERS`), by name.
 
 :func:`grader_command` turns one grader entry into the :class:`TestCommand` it runs (None for
 any other grader), so the rules ask one question whatever the spelling of the grader's name.
@@ -12,26 +13,23 @@ from typing import Any
 
 from endstate_author.engine.discovery.command import TestCommand, from_tests_pass, parse_command
 from endstate_harness.graders.names import (
+    COMMAND_GRADERS,
     LIBRARY,
     REFERENCE_MODULE,
     REFERENCE_NAMES,
+    TEST_GRADERS,
     THIS_MODULE,
+    VENDORED_GRADERS,
 )
 
 HARNESS_MODULE = THIS_MODULE
-TEST_GRADERS = frozenset({"tests_pass", "judged_tests"})
-"""This project's unittest graders: the in-process ``tests_pass`` and the judge
-``judged_tests``. Both take the same discovery arguments (``start_dir``, ``pattern``,
-``top_level_dir``) and both count wherever ``command_succeeds`` running unittest does."""
-STRUCTURE_GRADERS = frozenset({"delegates_to"})
-"""This project's graders that read the sealed source's structure (:mod:`ast`)."""
 HARNESS_NAMES = frozenset(LIBRARY)
-"""Every grader of ``endstate_harness.graders``, from the harness's own table."""
+"""Every grader of ``endstate_harness.graders``, from the harness's own records."""
 VENDOR_MARKER = "# endstate-author-vendor:"
 """How the second line of a module ``endstate-author vendor`` wrote starts (its header)."""
 VENDOR_MODULE = "endstate_vendor.graders"
-"""Where ``endstate-author vendor`` writes ``tests_pass`` and ``judged_tests`` into a suite
-(:mod:`endstate_author.vendoring`): the same graders, so the same rules apply to them."""
+"""Where ``endstate-author vendor`` writes the vendored graders (``VENDORED_GRADERS``) into a
+suite (:mod:`endstate_author.vendoring`): the same graders, so the same rules apply to them."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,7 +50,7 @@ def builtin_name(name: str) -> str | None:
     """The short name of a library grader (``command_succeeds``), None for a suite grader.
 
     ``endstate.evals.graders`` offers the reference library; ``endstate_harness.graders``
-    the same plus ``tests_pass`` and ``judged_tests``, which a vendored suite names
+    the same plus this toolkit's own, whose vendored ones a vendored suite names
     ``endstate_vendor.graders:…``. A name in neither is a suite grader (or a typo: ES202).
     """
     parts = split_grader(name)
@@ -63,7 +61,7 @@ def builtin_name(name: str) -> str | None:
         return func
     if module == HARNESS_MODULE and func in HARNESS_NAMES:
         return func
-    if module == VENDOR_MODULE and func in TEST_GRADERS | STRUCTURE_GRADERS:
+    if module == VENDOR_MODULE and func in VENDORED_GRADERS:
         return func
     return None
 
@@ -79,7 +77,7 @@ def grader_command(name: str, args: Mapping[str, Any]) -> TestCommand | None:
     """The test command a grader runs: parsed for ``command_succeeds``, derived for
     ``tests_pass``; None for any other grader (or a command that is not a string)."""
     short = builtin_name(name)
-    if short == "command_succeeds":
+    if short in COMMAND_GRADERS:
         command = args.get("command")
         return parse_command(command) if isinstance(command, str) else None
     if short in TEST_GRADERS:

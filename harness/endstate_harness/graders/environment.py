@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from endstate_harness.errors import SandboxDied, SandboxError
-from endstate_harness.graders.judge.grader import judged_tests
-from endstate_harness.graders.unittest_grader import tests_pass
+from endstate_harness.graders.names import RECORDS, TEST_GRADERS
 from endstate_harness.sandbox.base import ExecResult, Sandbox
 from endstate_harness.verdict import Verdict
 
@@ -27,9 +26,10 @@ all, or no answer (the probe timed out, the sandbox died)."""
 ProgramProbe = Callable[[str], Presence]
 
 _INTERPRETED = {
-    "tests_pass": inspect.signature(tests_pass).parameters["python"].default,
-    "judged_tests": inspect.signature(judged_tests).parameters["python"].default,
+    name: inspect.signature(RECORDS[name].load()).parameters["python"].default
+    for name in sorted(TEST_GRADERS)
 }
+"""The interpreter each unittest grader runs when its ``python`` argument is not given."""
 _WRAPPERS = frozenset(
     {"env", "exec", "command", "nohup", "time", "builtin", "!", "{", "}"}
     | {"if", "then", "else", "elif", "fi", "do", "done", "while", "until"}

@@ -4,7 +4,12 @@ import re
 from collections.abc import Callable
 from fnmatch import fnmatch
 
-from endstate_harness.graders.names import REFERENCE_MODULE  # noqa: F401  (re-exported)
+from endstate_harness.graders.names import (  # noqa: F401  (REFERENCE_MODULE: re-exported)
+    GRADERS,
+    REFERENCE_MODULE,
+    REFERENCE_NAMES,
+    SEALED_ONLY,
+)
 from endstate_harness.graders.pysource import is_python, python_text
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, Verdict
@@ -225,21 +230,13 @@ def _bound_text(minimum: int | None, maximum: int | None) -> str:
 
 
 REFERENCE_GRADERS: dict[str, Callable[..., Verdict]] = {
-    "command_succeeds": command_succeeds,
-    "files_unchanged": files_unchanged,
-    "paths_exist": paths_exist,
-    "paths_absent": paths_absent,
-    "file_matches": file_matches,
-    "file_contains": file_contains,
-    "pattern_count": pattern_count,
-    "no_new_skips": no_new_skips,
-    "tree_unchanged": tree_unchanged,
-    "changed_paths_within": changed_paths_within,
+    record.name: globals()[record.name] for record in GRADERS if record.reference
 }
 """The alias table: ``endstate.evals.graders:<short name>`` resolves here without importing
-endstate. Only the names endstate 0.3.0 has, so a task using them stays portable."""
+endstate. Only the names endstate 0.3.0 has (the records marked ``reference`` in
+:data:`~endstate_harness.graders.names.GRADERS`), so a task using them stays portable."""
 
-READS_SEALED_STATE_ONLY = frozenset(REFERENCE_GRADERS) - {"command_succeeds"}
+READS_SEALED_STATE_ONLY = REFERENCE_NAMES & SEALED_ONLY
 """The reference graders that only read the sealed end state and the pristine fixture
 (:meth:`Sandbox.read_text`, :meth:`~Sandbox.changed_paths`, ...) and run nothing: their
 verdict is the same whenever they run, before or after a test run touched the live tree, and

@@ -21,18 +21,15 @@ from endstate_harness.errors import (
     SandboxDied,
     SandboxError,
 )
-from endstate_harness.graders.judge.grader import judged_tests
 from endstate_harness.graders.names import (
     FORBIDDEN_PARAMETERS,
+    GRADERS,
     REFERENCE_MODULE,
+    REFERENCE_NAMES,
+    SEALED_ONLY,
     THIS_MODULE,
 )
-from endstate_harness.graders.reference import (
-    READS_SEALED_STATE_ONLY,
-    REFERENCE_GRADERS,
-)
-from endstate_harness.graders.structure import delegates_to
-from endstate_harness.graders.unittest_grader import tests_pass
+from endstate_harness.graders.reference import REFERENCE_GRADERS
 from endstate_harness.sandbox.base import Sandbox
 from endstate_harness.verdict import Check, EnvironmentFault, Verdict
 
@@ -43,31 +40,24 @@ Grader = Callable[[Sandbox], Verdict]
 """What the runner holds: a grader with its args already bound, taking only the sandbox."""
 
 BUILTIN_GRADERS: dict[str, Callable[..., Verdict]] = {
-    **REFERENCE_GRADERS,
-    "tests_pass": tests_pass,
-    "judged_tests": judged_tests,
-    "delegates_to": delegates_to,
+    record.name: record.load() for record in GRADERS
 }
-"""Every grader of the library, by short name (the table is :data:`LIBRARY`, which a test holds
-this to). ``tests_pass``, ``judged_tests`` and ``delegates_to`` are named
-``endstate_harness.graders:<name>`` in a task; endstate 0.3.0 has none of them
-(``endstate-author vendor`` makes a suite that uses them portable)."""
-
-SEALED_ONLY = READS_SEALED_STATE_ONLY | {"delegates_to"}
-"""The graders of this library that read only the sealed end state and run nothing."""
+"""Every grader of the library, by short name, loaded from its record's module
+(:data:`~endstate_harness.graders.names.GRADERS`). Named ``endstate_harness.graders:<name>``
+in a task; the reference ones also ``endstate.evals.graders:<name>``."""
 
 
 def reads_sealed_state_only(spec: GraderSpec) -> bool:
     """Whether ``spec`` names one of this library's graders that read only the sealed end
-    state and run nothing (``files_unchanged``, ``changed_paths_within``, ...; see
-    ``READS_SEALED_STATE_ONLY``). A suite's own grader is never one: what it does is unknown."""
+    state and run nothing (``files_unchanged``, ``changed_paths_within``, ...: the records
+    marked ``sealed_only``). A suite's own grader is never one: what it does is unknown."""
     try:
         module_name, attribute = split_name(spec.name)
     except GraderContractError:
         return False
     if module_name == THIS_MODULE:
         return attribute in SEALED_ONLY
-    return module_name == REFERENCE_MODULE and attribute in READS_SEALED_STATE_ONLY
+    return module_name == REFERENCE_MODULE and attribute in SEALED_ONLY & REFERENCE_NAMES
 
 
 # ----- resolution -----------------------------------------------------------------------------

@@ -7,8 +7,8 @@ runs and nothing watches. The verdict is what the sealed text says: the function
 other one, uses what it returns, and carries no copy of its logic. Behaviour stays the
 business of the tests (``judged_tests``).
 
-Annotations are real objects (no ``from __future__ import annotations``): lint reads them to
-type-check a task's ``args``.
+Annotations are real types: lint reads them (as text, from this source) to type-check a
+task's ``args``.
 """
 
 import ast
