@@ -10,6 +10,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from endstate_author.discovery.grader_names import judged_pythons
+from endstate_author.prove import variation
 from endstate_harness.graders.judge import prestart as judge_prestart
 from endstate_harness.sandbox.choice import SandboxChoice
 
@@ -23,6 +24,14 @@ def prestart(choice: SandboxChoice, task: Task) -> list[threading.Thread]:
     overlaps loading, linting and planning instead of delaying the first checks
     (:mod:`endstate_harness.graders.judge.prestart`; ``endstate-author prove`` began them
     already, before its imports: :mod:`endstate_author.cli.prove_early`). None for Docker."""
+    return prestart_seeds(choice, task, [choice, variation.other(choice, 0)])
+
+
+def prestart_seeds(choice: SandboxChoice, task: Task,
+                   specs: list[SandboxChoice]) -> list[threading.Thread]:
+    """:func:`prestart` for the hash seeds of ``specs`` (a warm interpreter serves one seed:
+    the solution's second grading, each ``--repeat`` pass, has its own)."""
     if choice.kind != "local":
         return []
-    return judge_prestart.prestart(judged_pythons((g.name, g.args) for g in task.graders))
+    return judge_prestart.prestart(judged_pythons((g.name, g.args) for g in task.graders),
+                                   [str(spec.hash_seed) for spec in specs])
