@@ -156,3 +156,33 @@ def test_repeat_near_miss_a_sorted_answer_agrees_with_itself(
     root = task(build, "repeat-sorted", SORTED, holdout(" dehlorw"))
     rc, data, _ = prove(str(root), "--only", "directions", "--repeat", "3", cache=cache)
     assert rc == 0 and not es909(data), data["diagnostics"]
+
+
+SEED_READER = {"words/__init__.py": (
+    "import os\n\n\ndef unique_letters(word):\n    return ''.join(sorted(set(word)))\n\n\n"
+    "def seed():\n    return os.environ['PYTHONHASHSEED']\n"
+)}
+SEED_IS_ZERO = {"tests/test_holdout_words.py": (
+    "import os\nimport unittest\n\nfrom words import seed, unique_letters\n\n\n"
+    "class HoldoutTest(unittest.TestCase):\n"
+    "    def test_letters(self):\n"
+    "        self.assertEqual(unique_letters('abba'), 'ab')\n\n"
+    "    def test_graded_under_seed_zero(self):\n"
+    "        self.assertEqual((seed(), os.environ['PYTHONHASHSEED']), ('0', '0'))\n"
+)}
+
+
+def test_the_default_grading_is_seed_0_and_the_second_another(
+    build: TaskBuilder, cache: Path
+) -> None:
+    """endstate 0.3.0's contract: the grading every other check reads (ES902's) runs the
+    package and the judge under PYTHONHASHSEED=0; only the second grading changes it, and a
+    test that reads the seed flips there (and only that test)."""
+    root = task(build, "seed-zero", SEED_READER, SEED_IS_ZERO)
+    rc, data, _ = prove(str(root), "--only", "directions", cache=cache)
+    assert outcomes(data)["solution passes"] == "pass", data["diagnostics"]
+    [found] = es909(data)
+    assert rc == 1 and found["evidence"]["flipped"] == {
+        "HoldoutTest.test_graded_under_seed_zero (tests/test_holdout_words.py)":
+            ["passed", "failed"],
+    }
