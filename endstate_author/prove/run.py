@@ -253,7 +253,7 @@ def prove_task(
     stop = _stopped(root, preflight.grader_suspects(task, search_paths), started)
     if stop is not None:
         return stop
-    prestart(options.sandbox, task)
+    prestart(options.sandbox, task, second=not options.only or "directions" in options.only)
     ctx = ProveContext(task, options.sandbox, search_paths, suite_root)
     planned = plan_jobs(
         task,

@@ -18,13 +18,16 @@ if TYPE_CHECKING:
     from endstate_harness.task import Task
 
 
-def prestart(choice: SandboxChoice, task: Task) -> list[threading.Thread]:
+def prestart(choice: SandboxChoice, task: Task, second: bool = True) -> list[threading.Thread]:
     """Start, in the background, the warm interpreters the task's ``judged_tests`` gradings
     will fork from (the judge on the host, its child in the local sandbox), so their start
     overlaps loading, linting and planning instead of delaying the first checks
     (:mod:`endstate_harness.graders.judge.prestart`; ``endstate-author prove`` began them
-    already, before its imports: :mod:`endstate_author.cli.prove_early`). None for Docker."""
-    return prestart_seeds(choice, task, [choice, variation.other(choice, 0)])
+    already, before its imports: :mod:`endstate_author.cli.prove_early`). None for Docker.
+    ``second``: also those of the solution's second grading, under another hash seed
+    (:func:`endstate_author.prove.variation.other`), when that check will run."""
+    return prestart_seeds(choice, task, [choice, variation.other(choice, 0)] if second
+                          else [choice])
 
 
 def prestart_seeds(choice: SandboxChoice, task: Task,

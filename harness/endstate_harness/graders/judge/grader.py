@@ -18,6 +18,7 @@ from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_te
 from endstate_harness.graders.judge.launch import (
     JUDGE_MODULE,
     child_command,
+    hash_seed_of,
     judge_argv,
     judge_env,
     shared_cpu,
@@ -304,7 +305,7 @@ def _run(
     try:
         with defer_signals():  # started and recorded as one step: the finally below ends it
             judge = _start_judge(json.dumps(config), trusted, report_w, theirs.fileno(),
-                                 _hash_seed(sandbox))
+                                 hash_seed_of(sandbox))
         theirs.close()
         os.close(report_w)
         report_w = -1
@@ -435,12 +436,6 @@ def _pump_to_judge(fd: int, channel: Channel) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def _hash_seed(sandbox: Sandbox) -> str:
-    """The sandbox's hash seed, which the judge shares (a sandbox without one: "0")."""
-    seed = str(getattr(sandbox, "hash_seed", "0"))
-    return seed if seed.isdigit() else "0"
 
 
 def _start_judge(config_json: str, trusted: Path, report_w: int, control: int,

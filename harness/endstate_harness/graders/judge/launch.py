@@ -48,6 +48,13 @@ def judge_env(hash_seed: str = "0") -> dict[str, str]:
     return env
 
 
+def hash_seed_of(sandbox: object) -> str:
+    """A sandbox's hash seed, which the judge shares ("0" for a sandbox without one: endstate
+    0.3.0's, a vendored copy's)."""
+    seed = str(getattr(sandbox, "hash_seed", "0"))
+    return seed if seed.isdigit() else "0"
+
+
 def child_source() -> str:
     """What the child runs: the wire format, then the server (both shipped as source)."""
     return inside.program("judge_child")
