@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness.graders import judged_tests
+from endstate_harness.graders import judged_tests, tests_pass
 from endstate_harness.graders.unittest_grader import build_command
 from endstate_harness.sandbox import warm as sandbox_warm
 from endstate_harness.sandbox.choice import SandboxChoice
@@ -181,4 +181,46 @@ def test_the_judge_and_its_child_run_under_the_sandboxs_seed_and_order(
         box.seal()
         box.stage(holdout)
         verdict = judged_tests(box, visible=False, min_tests=2)
+    assert verdict.passed, [c for c in verdict.checks if not c.passed]
+
+
+RUNNER_TEST = textwrap.dedent("""\
+    import os
+    import unittest
+
+    ORDER = []
+
+
+    class SeedTest(unittest.TestCase):
+        def test_a_seed(self):
+            ORDER.append("a")
+            self.assertEqual(os.environ["PYTHONHASHSEED"], "{seed}")
+            self.assertEqual(str(hash("endstate")), "{hashed}")
+
+        def test_b_order(self):
+            ORDER.append("b")
+            self.assertEqual(ORDER, {order})
+    """)
+
+
+@pytest.mark.parametrize("seed,order,expected", [
+    (0, "", ["a", "b"]), (OTHER, "reversed", ["b"]),
+])
+def test_the_in_sandbox_runner_runs_under_the_sandboxs_seed_and_order(
+    tmp_path: Path, seed: int, order: str, expected: list[str]
+) -> None:
+    """``tests_pass`` (the runner in the sandbox) under the sandbox's seed and order."""
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    holdout = tmp_path / "holdout"
+    (holdout / "tests").mkdir(parents=True)
+    (holdout / "tests" / "__init__.py").write_text("")
+    (holdout / "tests" / "test_seed.py").write_text(
+        RUNNER_TEST.format(seed=seed, hashed=fresh_hash(seed), order=expected))
+    choice = SandboxChoice("local", grading=True)
+    box = (choice if (seed, order) == (0, "") else choice.varied(seed, order)).make(fixture)
+    with box:
+        box.seal()
+        box.stage(holdout)
+        verdict = tests_pass(box, start_dir="tests", min_tests=2)
     assert verdict.passed, [c for c in verdict.checks if not c.passed]

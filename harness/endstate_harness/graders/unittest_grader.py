@@ -104,6 +104,7 @@ def tests_pass(
         python=python,
         sealed=sealed,
         hash_seed=str(getattr(sandbox, "hash_seed", "0")),
+        order=str(getattr(sandbox, "test_order", "") or ""),
     )
     result = sandbox.run(command, timeout_s=timeout_s)
     inventories, reports = parse_channel(result.stdout, key)
@@ -160,16 +161,19 @@ def build_command(
     python: str = "python3",
     sealed: dict[str, str] | None = None,
     hash_seed: str = "0",
+    order: str = "",
 ) -> str:
     """The shell command that runs the runner in a cleared environment (see module doc),
-    under the sandbox's ``hash_seed``."""
-    config = {
+    under the sandbox's ``hash_seed``, the tests in its ``order`` (as discovered: "")."""
+    config: dict[str, object] = {
         "key": key,
         "start_dir": start_dir,
         "pattern": pattern,
         "top_level_dir": top_level_dir,
         "sealed": dict(sealed or {}),
     }
+    if order:  # only then: the command of a default grading is the one it always was
+        config["order"] = order
     source = runner_source() + f"\nmain({config!r})\n"
     kept = " ".join(f'${{{v}+"{v}=${v}"}}' for v in _KEPT_ENV)
     return (
