@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate_harness.graders import judged_tests, tests_pass
+from endstate_harness.graders import judged_tests
+from endstate_harness.graders import tests_pass as runner_grader
 from endstate_harness.graders.unittest_grader import build_command
 from endstate_harness.sandbox import warm as sandbox_warm
 from endstate_harness.sandbox.choice import SandboxChoice
@@ -222,5 +223,5 @@ def test_the_in_sandbox_runner_runs_under_the_sandboxs_seed_and_order(
     with box:
         box.seal()
         box.stage(holdout)
-        verdict = tests_pass(box, start_dir="tests", min_tests=2)
+        verdict = runner_grader(box, start_dir="tests", min_tests=2)
     assert verdict.passed, [c for c in verdict.checks if not c.passed]
