@@ -179,7 +179,7 @@ def test_the_installed_wheel_proves_a_shipped_task_in_docker(
 
     proved = installed.author("prove", TASK, "--only", "directions", timeout=300)
     assert proved.returncode == 0, proved.stdout + proved.stderr
-    assert "2 checks passed, 0 failed, 0 unassessed" in flat(proved.stdout), proved.stdout
+    assert "3 checks passed, 0 failed, 0 unassessed" in flat(proved.stdout), proved.stdout
     assert "local sandbox" not in proved.stderr, proved.stderr
 
 

@@ -64,6 +64,9 @@ class Diagnostic:
     assertion, the called name's module): on the finding itself, so a consumer of the
     findings (JSON, the editor's "add this check to the holdout") need not join them with
     prove's checks."""
+    evidence: dict[str, Any] | None = None
+    """A flaky grading's evidence (prove's ES909: each grading's hash seed and test order, and
+    each flipped test's outcomes), on the finding for the same reason."""
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (str(self.file), self.line, self.column, self.code)
@@ -83,6 +86,8 @@ class Diagnostic:
             data["pointer"] = list(self.pointer)
         if self.counterexample is not None:
             data["counterexample"] = self.counterexample
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
         return data
 
 

@@ -174,5 +174,7 @@ def diagnostics(task_root: Path, checks: Sequence[CheckResult]) -> list[Diagnost
         if len(results) == 1 and first.counterexample is not None:
             mutant = first.check.split()[1] if first.check.startswith("mutant ") else None
             found.counterexample = {**first.counterexample, "mutant_id": mutant}
+        if first.evidence is not None:
+            found.evidence = first.evidence
         out.append(found)
     return out

@@ -1,7 +1,8 @@
 """The data prove passes around: a check's result, a task's proof, the options, a job.
 
-Every other module of prove depends on these types and on nothing else of prove, so the
-checks, the cache and the orchestration can each import them without importing one another.
+Every other module of prove depends on these types and on nothing else of prove (but
+:mod:`~endstate_author.prove.variation`, which imports none of prove), so the checks, the
+cache and the orchestration can each import them without importing one another.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import endstate_author.interrupts as interrupts
+import endstate_author.prove.variation as variation
 from endstate_author.engine.diagnostics import Diagnostic
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task
@@ -64,6 +66,9 @@ class CheckResult:
     counterexample: dict[str, Any] | None = None
     """A surviving mutant's evidence (ES911): the call on which it and the solution differ,
     both outcomes and a ready assertion (:mod:`endstate_author.prove.counterexample`)."""
+    evidence: dict[str, Any] | None = None
+    """A flaky check's evidence (ES909): each grading's hash seed and test order, and each
+    flipped test's outcome in each (:mod:`endstate_author.prove.variation`)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -78,6 +83,8 @@ class CheckResult:
             data["walls"] = "none"
         if self.counterexample is not None:
             data["counterexample"] = self.counterexample
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
         return data
 
 
@@ -162,10 +169,18 @@ class ProveContext:
     search_paths: list[Path]
     suite_root: Path | None = None
     shared: Shared = field(default_factory=Shared, repr=False, compare=False)
+    pass_index: int = 0
+    """Which pass of ``--repeat`` this is (0: the first, under the sandbox as chosen)."""
 
-    def next_pass(self) -> ProveContext:
-        """The same context with nothing shared yet: one pass of ``--repeat``."""
-        return replace(self, shared=Shared())
+    def next_pass(self, index: int | None = None) -> ProveContext:
+        """The same context with nothing shared yet: pass ``index`` of ``--repeat`` (the next
+        one by default), under its own hash seed and test order
+        (:func:`endstate_author.prove.variation.for_pass`: a repeat varies what a real run
+        varies, or it repeats the same luck)."""
+        index = self.pass_index + 1 if index is None else index
+        base = self.spec if self.pass_index == 0 else self.spec.varied(0, "")
+        return replace(self, shared=Shared(), pass_index=index,
+                       spec=variation.for_pass(base, index))
 
     @property
     def permissioning(self) -> bool:

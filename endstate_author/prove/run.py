@@ -10,6 +10,7 @@ from pathlib import Path
 
 import endstate_author.interrupts as interrupts
 import endstate_author.prove.preflight as preflight
+import endstate_author.prove.variation as variation
 from endstate_author.lint.run import cores, resolve_targets
 from endstate_author.prove.checks import CHECK_GROUPS, GROUPS
 from endstate_author.prove.model import (
@@ -22,9 +23,10 @@ from endstate_author.prove.model import (
     ProveOptions,
     TaskProof,
 )
-from endstate_author.prove.sandbox import prestart
+from endstate_author.prove.sandbox import prestart, prestart_seeds
 from endstate_harness.graders import grader_search_paths
 from endstate_harness.process import reaper
+from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import Task, TaskError, load_task
 
 
@@ -119,31 +121,55 @@ def _reported(job: Job, task_id: str, options: ProveOptions) -> Job:
     return group, name, run
 
 
-def _merge_repeats(runs: list[list[CheckResult]]) -> list[CheckResult]:
-    """One result per check; a check whose outcomes differ across repeats is ES909."""
+def _merge_repeats(runs: list[list[CheckResult]],
+                   specs: Sequence[SandboxChoice] = ()) -> list[CheckResult]:
+    """One result per check; a check whose outcomes differ across repeats is ES909, naming
+    each pass's hash seed and test order (``specs``, pass by pass) and the tests that
+    flipped between the passes that disagree."""
     merged: list[CheckResult] = []
     for i, first in enumerate(runs[0]):
         outcomes = [run[i].outcome for run in runs if i < len(run)]
         decided = [o for o in outcomes if o in ("pass", "fail")]
         if len(set(decided)) > 1:
-            tally = ", ".join(
-                f"{o} {outcomes.count(o)}/{len(outcomes)}" for o in sorted(set(outcomes))
-            )
-            merged.append(
-                CheckResult(
-                    first.check,
-                    first.group,
-                    "fail",
-                    seconds=sum(run[i].seconds for run in runs) / len(runs),
-                    detail=f"disagreed with itself over {len(outcomes)} runs ({tally})",
-                    code="ES909",
-                    grader_index=first.grader_index,
-                )
-            )
+            merged.append(_disagreement(runs, i, outcomes, specs))
         else:
             worst = next((run[i] for run in runs if run[i].outcome != "pass"), first)
             merged.append(worst)
     return merged
+
+
+def _disagreement(runs: list[list[CheckResult]], i: int, outcomes: Sequence[str],
+                  specs: Sequence[SandboxChoice]) -> CheckResult:
+    """ES909 for check ``i``, whose passes disagreed: a pass of each outcome named by its
+    seed and order, and the tests whose outcomes differ between those two passes."""
+    first = runs[0][i]
+    tally = ", ".join(f"{o} {outcomes.count(o)}/{len(outcomes)}" for o in sorted(set(outcomes)))
+    detail = f"disagreed with itself over {len(outcomes)} runs ({tally})"
+    evidence = None
+    one = next((n for n, o in enumerate(outcomes) if o == "pass"), None)
+    two = next((n for n, o in enumerate(outcomes) if o == "fail"), None)
+    if one is not None and two is not None and len(specs) == len(runs):
+        a, b = runs[one][i], runs[two][i]
+        flips = variation.flipped(_tested(a), _tested(b))
+        detail += (f": passed under {variation.describe(specs[one])} (pass {one + 1}), failed "
+                   f"under {variation.describe(specs[two])} (pass {two + 1})")
+        if flips:
+            detail += "; flipped: " + variation.flip_lines(flips)
+        evidence = variation.evidence([specs[one], specs[two]], flips)
+    return CheckResult(
+        first.check, first.group, "fail",
+        seconds=sum(run[i].seconds for run in runs) / len(runs),
+        detail=detail, code="ES909", grader_index=first.grader_index, evidence=evidence,
+    )
+
+
+def _tested(result: CheckResult) -> dict[str, str]:
+    """A check's per-test outcomes, from the evidence it kept (``test (file)`` → outcome)."""
+    out: dict[str, str] = {}
+    for test in result.tests or []:
+        name = f"{str(test.get('id', '')).rsplit('.', 1)[-1]} ({test.get('file', '')})"
+        out[name] = str(test.get("outcome", ""))
+    return out
 
 
 MOOT_WHEN_SOLUTION_FAILS = ("mutants", "defects")
@@ -228,7 +254,7 @@ def prove_task(
     stop = _stopped(root, preflight.grader_suspects(task, search_paths), started)
     if stop is not None:
         return stop
-    prestart(options.sandbox, task)
+    prestart(options.sandbox, task, second=not options.only or "directions" in options.only)
     ctx = ProveContext(task, options.sandbox, search_paths, suite_root)
     planned = plan_jobs(
         task,
@@ -251,11 +277,14 @@ def prove_task(
     if options.repeat > 1:
         jobs = list(jobs)  # each repeat runs the same checks
     try:
-        runs = [run_jobs(ctx if i == 0 else ctx.next_pass(), jobs, pool)
-                for i in range(max(1, options.repeat))]
+        passes = [ctx if i == 0 else ctx.next_pass(i) for i in range(max(1, options.repeat))]
+        if len(passes) > 1:
+            prestart_seeds(options.sandbox, task, [p.spec for p in passes[1:]])
+        runs = [run_jobs(one, jobs, pool) for one in passes]
     finally:
         reaper.drain()  # every check's trees are deleted before its proof is returned
-    checks = _moot(_merge_repeats(runs)) if runs and runs[0] else []
+    checks = (_moot(_merge_repeats(runs, [p.spec for p in passes]))
+              if runs and runs[0] else [])
     searched = None
     if any(c.code == "ES911" and c.outcome == "fail" for c in checks):
         # deferred: the search (and Hypothesis) only for a task with a surviving mutant

@@ -182,19 +182,35 @@ document(
 document(
     "ES909",
     "flaky-check",
-    """The same check disagreed with itself across repeated runs (`--repeat N`).
+    """The same check disagreed with itself under another hash seed, test order or repeat.
 
     ## What it checks
-    Every check's outcome over the repeats.
+    Every grading runs under `PYTHONHASHSEED=0` (the task format's, §4), the seed a real
+    agent's grading runs under too. So prove grades the solution once more by default, under
+    another hash seed with the tests in reverse order (one grading more, its own row in the
+    report: "same verdict under another hash seed and test order"); each `--repeat N` pass
+    runs every check under a hash seed and a shuffled test order of its own (pass 1: seed 0,
+    as discovered). A test whose outcome differs between two gradings is named, with both
+    seeds and both orders; the finding's JSON carries them as `evidence` (`gradings`: each
+    one's `hash_seed` and `test_order`; `flipped`: each test's outcome in each). The seeds
+    are fixed per pass, so `PYTHONHASHSEED=<seed>` reproduces the finding. A check whose
+    passes disagree under `--repeat` is named the same way.
 
     ## Why it matters
-    A flaky grader makes pass rates noise: two runs of one agent differ for no reason.
+    A holdout whose expected value is a set's iteration order agrees with itself under one
+    seed on every run, yet the agent's code is not the solution: what it iterates is its own,
+    and a correct answer in another order fails. A test that passes only after another (state
+    its class or module kept) passes or fails by the order it runs in. Either way the
+    verdict is luck, and two runs of one agent differ for no reason.
 
     ## Example
-    A test that depends on set iteration order, time, or a random seed.
+    `self.assertEqual(unique_letters("hello world"), " drhoewl")` where the solution returns
+    `"".join(set(word))`: the expected string is seed 0's order. Near miss (not reported):
+    the solution returns `"".join(sorted(set(word)))` and the test expects `" dehlorw"`.
 
     ## Fix
-    Make the test deterministic (fixed seeds, injected clocks, sorted output).
+    Make the test deterministic (compare sorted output or sets, fixed seeds, injected clocks,
+    each test setting up the state it reads).
     """,
 )
 document(

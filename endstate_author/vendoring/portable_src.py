@@ -98,9 +98,11 @@ JudgeProcess = Any
 """The judge's process: always a fresh one here (no warm interpreter in a vendored copy)."""
 
 
-def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -> Any:
+def _start_judge(config_json: str, trusted: Path, report_w: int, control: int,
+                 hash_seed: str = "0") -> Any:
     """The judge as a fresh process: a vendored copy has no warm interpreter to fork from.
-    Its stdin and stdout are ``control``, where it says it is ready and takes the channel."""
+    Its stdin and stdout are ``control``, where it says it is ready and takes the channel.
+    ``hash_seed``: the sandbox's (endstate 0.3.0's sandboxes have none: 0, as §4 says)."""
     return subprocess.Popen(
         judge_argv(config_json),
         cwd=trusted,
@@ -108,7 +110,7 @@ def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -
         stdout=control,
         stderr=subprocess.DEVNULL,
         pass_fds=(report_w,),
-        env=judge_env(),
+        env=judge_env(hash_seed),
         start_new_session=True,
     )
 

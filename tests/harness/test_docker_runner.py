@@ -171,13 +171,13 @@ def test_a_reused_container_keeps_its_runner_and_zygotes_but_nothing_a_check_lef
     fixture_tree: Path, docker_image: str, pool: ContainerPool
 ) -> None:
     with PooledDockerSandbox(fixture_tree, image=docker_image, pull=False, pool=pool) as first:
-        assert first._agent is not None
-        runner = first._agent.pid
+        assert first._runner is not None
+        runner = first._runner.pid
         zygote = first.run("python3 -c 'import os; print(os.getppid())'").stdout
         first.run("echo left > /tmp/left; setsid sleep 300 > /dev/null 2>&1 < /dev/null &")
     with PooledDockerSandbox(fixture_tree, image=docker_image, pull=False, pool=pool) as second:
-        assert pool.reused == 1 and second._agent is not None
-        assert second._agent.pid == runner
+        assert pool.reused == 1 and second._runner is not None
+        assert second._runner.pid == runner
         assert second.run("python3 -c 'import os; print(os.getppid())'").stdout == zygote
         assert second.run("ls -A /tmp").stdout.split() == []
         left = second.run("for p in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $p; echo; done")

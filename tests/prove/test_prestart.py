@@ -1,7 +1,8 @@
 """prove starts the judge's warm interpreters early, and they are the ones the checks use.
 
 A prove of a shipped ``judged_tests`` task in a fresh interpreter (so no earlier test's zygote
-is reused): exactly one judge zygote and one sandbox zygote exist at the end — had the early
+is reused): exactly one judge zygote and one sandbox zygote per hash seed (the gradings' 0 and
+the solution's second grading's) exist at the end — had the early
 start used another key than the gradings, the first grading would have started its own. And
 once the process has ended its scratch folder holds nothing (sandboxes deleted in the
 background, zygotes' folders). About 2 s.
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from endstate_author.prove.variation import seed_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tasks" / "fix-help-text-wrap"
@@ -32,8 +35,8 @@ PROGRAM = textwrap.dedent("""
         only=("visible", "directions")))
     print(json.dumps({
         "outcomes": [c.outcome for c in proof.checks],
-        "judges": len(warm._zygotes),
-        "sandboxes": len(sandbox_warm._zygotes),
+        "judges": sorted(json.loads(k[1])["PYTHONHASHSEED"] for k in warm._zygotes),
+        "sandboxes": sorted(dict(k[4])["PYTHONHASHSEED"] for k in sandbox_warm._zygotes),
     }))
 """)
 
@@ -48,5 +51,7 @@ def test_the_early_zygotes_are_the_ones_the_gradings_use(tmp_path: Path) -> None
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["outcomes"] and set(report["outcomes"]) == {"pass"}, report
-    assert report["judges"] == 1 and report["sandboxes"] == 1, report
+    # one of each per hash seed: the gradings' (0), and the solution's second grading's
+    seeds = sorted(["0", str(seed_of(1))])
+    assert report["judges"] == seeds and report["sandboxes"] == seeds, report
     assert os.listdir(scratch) == []

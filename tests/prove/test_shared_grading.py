@@ -4,7 +4,8 @@ ES902 ("solution passes") and ES915 ("every test asserts") both grade the soluti
 least counters; ES901 ("fixture fails") and ES914's fixture run are the same grading when no
 test command has visible tests to leave out (``judged_tests`` tells the holdout's tests apart
 by itself). A prove runs each such grading once per pass, and ``--repeat``
-regrades in every pass (ES909 must see a flaky test). Counted by wrapping the real
+regrades in every pass (ES909 must see a flaky test), each pass under its own hash seed; the
+solution's second grading, under another seed, is the one grading more. Counted by wrapping the real
 ``grade_end_state`` in a prove of a real task in the local sandbox, in a fresh interpreter.
 """
 
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from endstate_author.prove.model import Shared
+from endstate_author.prove.variation import seed_of
 from tests.support.tasks import GUIDE_GRADERS, TaskBuilder, good
 
 JUDGED = [
@@ -42,12 +44,13 @@ PROGRAM = textwrap.dedent("""
     calls = []
 
     def counted(task, spec, **kw):
-        calls.append("solution" if kw.get("overlays") else "fixture")
+        seed = f" seed {spec.hash_seed}" if spec.hash_seed else ""
+        calls.append(("solution" if kw.get("overlays") else "fixture") + seed)
         return real(task, spec, **kw)
 
-    # every way a grading of these groups starts: shared, or a check's own
-    grading.grade_end_state = witness.grade_end_state = counted
-    assert not hasattr(directions, "grade_end_state")
+    # every way a grading of these groups starts: shared, or a check's own (the solution's
+    # second grading, under another hash seed: ES909)
+    grading.grade_end_state = witness.grade_end_state = directions.grade_end_state = counted
     proof = prove_task(Path(sys.argv[1]), ProveOptions(
         sandbox=SandboxChoice("local", grading=True), use_cache=False, jobs=2,
         repeat=int(sys.argv[2]), only=("directions", "witness")))
@@ -82,12 +85,15 @@ def test_each_end_state_is_graded_once_per_pass(judged_task: Path, tmp_path: Pat
     assert "on the solution" in checks["every test asserts"][2], checks
     # ES914 read the fixture's grading: the holdout fails on it
     assert checks["holdout fails on the fixture"][0] == "pass", checks
-    assert report["calls"] == ["fixture", "solution"], report
+    assert report["calls"] == ["fixture", "solution", f"solution seed {seed_of(1)}"], report
 
 
 def test_repeat_grades_again_in_every_pass(judged_task: Path, tmp_path: Path) -> None:
     report = _prove(judged_task, 2, tmp_path)
-    assert report["calls"] == ["fixture", "fixture", "solution", "solution"], report
+    assert report["calls"] == sorted([
+        "fixture", f"fixture seed {seed_of(2)}", "solution", f"solution seed {seed_of(1)}",
+        f"solution seed {seed_of(2)}", f"solution seed {seed_of(3)}",
+    ]), report
     assert {c[0] for c in report["checks"].values()} == {"pass"}, report
 
 
@@ -97,7 +103,8 @@ def test_a_test_command_keeps_the_fixture_runs_apart(tmp_path: Path) -> None:
     task = TaskBuilder(tmp_path / "suite")(good(graders=GUIDE_GRADERS))
     report = _prove(task, 1, tmp_path)
     assert report["checks"]["holdout fails on the fixture"][0] == "pass", report
-    assert report["calls"] == ["fixture", "fixture", "solution"], report
+    assert report["calls"] == ["fixture", "fixture", "solution",
+                               f"solution seed {seed_of(1)}"], report
 
 
 def test_shared_computes_a_key_once_for_callers_at_the_same_time() -> None:

@@ -211,7 +211,7 @@ def test_docker_nothing_outlives_a_command_and_the_host_acts_on_a_still_tree(
     scene: Scene, docker_image: str, mode: str, race: str
 ) -> None:
     with DockerSandbox(scene.fixture, image=docker_image, pull=False) as box:
-        assert box._agent is not None, "the runner started (the default)"
+        assert box._runner is not None, "the runner started (the default)"
         _attack(box, scene, mode, race)
         left = box.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").stdout
         assert "swapper.py" not in left
@@ -223,7 +223,7 @@ def test_docker_without_a_runner_too(
     scene: Scene, docker_image: str, no_runner: None, race: str
 ) -> None:
     with DockerSandbox(scene.fixture, image=docker_image, pull=False) as box:
-        assert box._agent is None
+        assert box._runner is None
         _attack(box, scene, "exec", race)
         assert "swapper.py" not in box.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").stdout
 
@@ -256,7 +256,7 @@ def test_docker_a_process_that_got_past_the_sweeps_is_ended_before_the_host_read
     seals is ended first: it writes bytecode as fast as it can, and none reaches the end
     state between the seal's deletion of compiled files and its read."""
     with DockerSandbox(scene.fixture, image=docker_image, pull=False) as box:
-        assert box._agent is not None
+        assert box._runner is not None
         box.write_text("swapper.py", SWAPPER)
         _start_outside(box, scene, "pyc", f"{os.getuid()}:{os.getgid()}")
         box.seal()
@@ -264,7 +264,7 @@ def test_docker_a_process_that_got_past_the_sweeps_is_ended_before_the_host_read
         assert snapshot is not None
         pycs = [rel for rel in snapshot.entries if rel.endswith(".pyc")]
         assert not pycs, f"written after the seal deleted bytecode: {pycs}"
-        assert box._agent is not None, "ended by the runner, which is still there"
+        assert box._runner is not None, "ended by the runner, which is still there"
         assert "swapper.py" not in box.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").stdout
 
 
@@ -303,9 +303,9 @@ def test_docker_no_process_a_sweep_spares_can_be_traced(
     """What a sweep spares (process 1, the runner, its zygotes) could otherwise be made to act
     for the code under test, spared: none can be traced by it."""
     with DockerSandbox(scene.fixture, image=docker_image, pull=False) as box:
-        assert box._agent is not None
+        assert box._runner is not None
         zygote = int(box.run("python3 -c 'import os; print(os.getppid())'").stdout)
-        for pid in (1, box._agent.pid, zygote):
+        for pid in (1, box._runner.pid, zygote):
             attach = box.run(
                 "python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
                 f"rc = libc.ptrace(16, {pid}, 0, 0); print(rc, ctypes.get_errno())'")

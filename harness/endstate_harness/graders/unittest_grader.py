@@ -84,7 +84,8 @@ def tests_pass(
           ``…TestCase`` with ``test*`` methods; test methods inherited from another module and
           files with their own ``load_tests`` add no expectations (they still must pass).
         * no site-packages: tests needing third-party packages fail to import here.
-        * hash randomisation is off (``PYTHONHASHSEED=0``), as in the sandbox (§4).
+        * hash randomisation is off (``PYTHONHASHSEED=0``), as in the sandbox (§4), unless
+          the sandbox runs under another seed (prove's second grading): then that one.
     """
     label = name or f"unittest {start_dir.rstrip('/')}/"
     names = (
@@ -102,6 +103,8 @@ def tests_pass(
         top_level_dir=top_level_dir,
         python=python,
         sealed=sealed,
+        hash_seed=str(getattr(sandbox, "hash_seed", "0")),
+        order=str(getattr(sandbox, "test_order", "") or ""),
     )
     result = sandbox.run(command, timeout_s=timeout_s)
     inventories, reports = parse_channel(result.stdout, key)
@@ -157,19 +160,25 @@ def build_command(
     top_level_dir: str,
     python: str = "python3",
     sealed: dict[str, str] | None = None,
+    hash_seed: str = "0",
+    order: str = "",
 ) -> str:
-    """The shell command that runs the runner in a cleared environment (see module doc)."""
-    config = {
+    """The shell command that runs the runner in a cleared environment (see module doc),
+    under the sandbox's ``hash_seed``, the tests in its ``order`` (as discovered: "")."""
+    config: dict[str, object] = {
         "key": key,
         "start_dir": start_dir,
         "pattern": pattern,
         "top_level_dir": top_level_dir,
         "sealed": dict(sealed or {}),
     }
+    if order:  # only then: the command of a default grading is the one it always was
+        config["order"] = order
     source = runner_source() + f"\nmain({config!r})\n"
     kept = " ".join(f'${{{v}+"{v}=${v}"}}' for v in _KEPT_ENV)
     return (
-        f"env -i {kept} PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1 PYTHONSAFEPATH=1 "
+        f"env -i {kept} PYTHONHASHSEED={hash_seed if hash_seed.isdigit() else '0'} "
+        "PYTHONDONTWRITEBYTECODE=1 PYTHONSAFEPATH=1 "
         f"{shlex.quote(python)} -s -S -B "
         f"-c {shlex.quote(source)}"
     )

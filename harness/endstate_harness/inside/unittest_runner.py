@@ -15,6 +15,7 @@ import importlib.machinery  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import random  # noqa: E402
 import traceback  # noqa: E402
 import unittest  # noqa: E402
 import unittest.case  # noqa: E402
@@ -30,6 +31,25 @@ PRUNED = frozenset(
     {".git", ".hg", ".svn", ".endstate", "__pycache__", ".pytest_cache", ".mypy_cache",
      ".ruff_cache", ".venv", "node_modules"}
 )  # fmt: skip
+
+
+def arrange(suite: Any, order: str) -> None:
+    """Each plain suite's members in ``order`` ("" as discovered, ``reversed``, ``shuffled:N``),
+    where they are: a class's tests stay together (the judge's ``isolation.ordered`` does the
+    same; prove varies the order to show a suite that passes only in one, ES909)."""
+    if order == "reversed":
+        how: Any = list.reverse
+    elif order.startswith("shuffled:") and order[9:].isdigit():
+        how = random.Random(int(order[9:])).shuffle
+    else:
+        return
+    stack = [suite]
+    while stack:
+        item = stack.pop()
+        if type(item) is unittest.TestSuite:
+            how(item._tests)
+        if isinstance(item, unittest.TestSuite):
+            stack.extend(item)
 
 
 def main(config: dict) -> None:  # type: ignore[type-arg]
@@ -258,6 +278,7 @@ def main(config: dict) -> None:  # type: ignore[type-arg]
     try:
         loader = unittest.TestLoader()
         suite = loader.discover(start_dir, pattern=pattern, top_level_dir=top_level_dir)
+        arrange(suite, str(config.get("order") or ""))
         audit("loading")
         walk(suite)
         suite.run(result)

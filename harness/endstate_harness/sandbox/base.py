@@ -19,6 +19,7 @@ from endstate_harness.process.cleanup import OPEN_SANDBOXES, defer_signals
 from endstate_harness.sandbox.channel import Channel
 from endstate_harness.sandbox.command import (
     COMMAND_ENV,
+    DEFAULT_HASH_SEED,
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
     ExecResult,
@@ -55,6 +56,14 @@ __all__ = [
 
 class Sandbox(ABC):
     """The abstract sandbox. See the module docstring for the contract."""
+
+    hash_seed: str = DEFAULT_HASH_SEED
+    """``PYTHONHASHSEED`` of every command it runs, the judge's and its child's: the task
+    format's 0 unless a run chose another (prove's second grading, ``--repeat``: set and
+    dict-of-set orders are what a real agent's run varies). Set before ``setup()``."""
+    test_order: str = ""
+    """The order a runner that can reorder tests (the judge) runs them in: "" as discovered,
+    ``reversed``, or ``shuffled:N`` (seeded with N, so a finding can be replayed)."""
 
     @abstractmethod
     def run(self, command: str, *, timeout_s: float | None = None) -> ExecResult:

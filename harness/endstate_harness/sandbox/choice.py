@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import endstate_harness.sandbox.walls as walls
 from endstate_harness.errors import SandboxError
+from endstate_harness.sandbox.command import hash_seed_value
 from endstate_harness.sandbox.scratch import grading_scratch_root
 
 if TYPE_CHECKING:  # the base pulls in the task model; a command that only parses
@@ -71,6 +72,13 @@ class SandboxChoice:
     ready: bool = True
     """False when Docker was asked for and no daemon answers: every sandbox will fail to
     start (prove reports each check unassessed; eval and redteam refuse up front)."""
+    hash_seed: int = 0
+    """``PYTHONHASHSEED`` of every sandbox it makes (their commands, the judge and its
+    child): the task format's 0 by default; prove grades once more under another
+    (:meth:`varied`), since a real agent's run does not share the grader's."""
+    test_order: str = ""
+    """The order the judge runs the tests in: "" as discovered, ``reversed``, ``shuffled:N``
+    (:attr:`endstate_harness.sandbox.base.Sandbox.test_order`)."""
 
     @property
     def label(self) -> str:
@@ -111,8 +119,26 @@ class SandboxChoice:
     def for_grading(self) -> SandboxChoice:
         return replace(self, grading=True)
 
+    def varied(self, hash_seed: int, test_order: str = "") -> SandboxChoice:
+        """The same sandbox under another hash seed and test order."""
+        hash_seed_value(hash_seed)  # a seed PYTHONHASHSEED refuses fails here, not in a run
+        return replace(self, hash_seed=int(hash_seed), test_order=test_order)
+
+    def variation(self) -> str:
+        """``hash seed 0, tests as discovered``: what a grading under this choice varied."""
+        order = {"": "tests as discovered", "reversed": "tests in reverse order"}.get(
+            self.test_order, f"tests {self.test_order.replace(':', ' by seed ')}")
+        return f"hash seed {self.hash_seed}, {order}"
+
     def make(self, fixture: Path) -> TreeSandbox:
-        """A fresh, not yet started sandbox over ``fixture``."""
+        """A fresh, not yet started sandbox over ``fixture``, under this choice's hash seed
+        and test order."""
+        box = self._make(fixture)
+        box.hash_seed = hash_seed_value(self.hash_seed)
+        box.test_order = self.test_order
+        return box
+
+    def _make(self, fixture: Path) -> TreeSandbox:
         if self.kind == "docker":
             if self.grading:
                 # deferred: the Docker client is ~75 ms to import, which a local run never needs

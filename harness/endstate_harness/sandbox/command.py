@@ -44,6 +44,23 @@ COMMAND_ENV: dict[str, str] = {
 """The variables every sandbox command gets besides PATH and HOME; nothing else is inherited,
 so a grade cannot depend on the host's environment (or leak its secrets to the agent)."""
 
+DEFAULT_HASH_SEED = "0"
+"""The hash seed of every command unless a run asks for another: the task format's (§4), so
+a task graded by endstate 0.3.0 and here sees the same set and dict-of-set orders."""
+
+
+def hash_seed_value(seed: int | str) -> str:
+    """``seed`` as ``PYTHONHASHSEED`` takes it (0 to 4294967295). Raises ValueError else."""
+    text = str(seed).strip()
+    if not text.isdigit() or int(text) > 4294967295:
+        raise ValueError(f"a hash seed is a whole number from 0 to 4294967295, not {seed!r}")
+    return str(int(text))
+
+
+def seeded_env(hash_seed: str = DEFAULT_HASH_SEED) -> dict[str, str]:
+    """:data:`COMMAND_ENV` with ``hash_seed`` as ``PYTHONHASHSEED``."""
+    return {**COMMAND_ENV, "PYTHONHASHSEED": hash_seed_value(hash_seed)}
+
 
 def cap_output(data: bytes, dropped: int) -> str:
     """Decode captured output, noting how much was dropped past the cap."""

@@ -24,7 +24,6 @@ import endstate_harness.sandbox.walls as walls_mod
 from endstate_harness.fdtree import remove_tree
 from endstate_harness.process.groups import await_gone, await_group_gone, kill_group, kill_tree
 from endstate_harness.sandbox.base import (
-    COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
     Channel,
@@ -34,6 +33,7 @@ from endstate_harness.sandbox.base import (
     cap_output,
     defer_signals,
 )
+from endstate_harness.sandbox.command import seeded_env
 from endstate_harness.sandbox.walls import Walls
 from endstate_harness.sandbox.warm import (
     WarmRun,
@@ -197,7 +197,7 @@ class LocalSandbox(TreeSandbox):
 
     def command_env(self) -> dict[str, str]:
         """The whole environment of a command: nothing is inherited from the host."""
-        return {"PATH": self.path_env, "HOME": str(self.home), **COMMAND_ENV}
+        return {"PATH": self.path_env, "HOME": str(self.home), **seeded_env(self.hash_seed)}
 
     def binds(self, private: Path | None = None) -> list[tuple[str, str]]:
         """The folders a walled command may write (host folder, where it appears): the live

@@ -23,7 +23,7 @@ from endstate_harness.process import watchdog
 from endstate_harness.process.cleanup import defer_signals, pid_alive
 from endstate_harness.process.groups import await_gone, kill_tree
 from endstate_harness.process.zygote import ForkedRun, ZygoteRegistry, warm_enabled
-from endstate_harness.sandbox.command import COMMAND_ENV
+from endstate_harness.sandbox.command import DEFAULT_HASH_SEED, seeded_env
 from endstate_harness.sandbox.recognise import (
     PER_RUN,
     PythonRun,
@@ -310,14 +310,16 @@ def prestart(run: PythonRun | None, parent: str | None, walls: Walls | None = No
 
 
 def prestart_channel(
-    argv: list[str], *, scratch_root: Path | None = None, path_env: str | None = None
+    argv: list[str], *, scratch_root: Path | None = None, path_env: str | None = None,
+    hash_seed: str = DEFAULT_HASH_SEED,
 ) -> None:
     """Start the warm interpreter a channel of ``argv`` in a ``LocalSandbox`` made with this
     ``scratch_root`` and ``path_env`` forks from, before any such sandbox exists: the same
     zygote (same interpreter, flags, environment and folder) ``open_local_channel`` would
-    start at its first use, so nothing about a run changes but when the start is paid."""
+    start at its first use, so nothing about a run changes but when the start is paid.
+    ``hash_seed``: the sandbox's (a zygote serves only runs of the seed it started with)."""
     path = path_env if path_env is not None else os.environ.get("PATH", os.defpath)
-    env = {"PATH": path, **COMMAND_ENV, "HOME": "", "TMPDIR": ""}  # HOME, TMPDIR: per run
+    env = {"PATH": path, **seeded_env(hash_seed), "HOME": "", "TMPDIR": ""}  # HOME, TMPDIR: per run
     base = str(scratch_root) if scratch_root is not None else tempfile.gettempdir()
     found = walls_mod.status(path)
     walls = Walls(found.bwrap, path) if found.available else None

@@ -19,6 +19,7 @@ from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_te
 from endstate_harness.graders.judge.launch import (
     JUDGE_MODULE,
     child_command,
+    hash_seed_of,
     judge_argv,
     judge_env,
     shared_cpu,
@@ -181,6 +182,8 @@ def _judge(
         "helpers": helpers,
         "timeout_s": timeout_s,
         "call_timeout_s": min(CALL_TIMEOUT_S, timeout_s),
+        # the order the run chose (a sandbox of endstate 0.3.0, in a vendored copy, has none)
+        "order": str(getattr(sandbox, "test_order", "") or ""),
     }
     total_s = timeout_s
     if variants is not None:
@@ -301,7 +304,8 @@ def _run(
     relay: list[int] = []
     try:
         with defer_signals():  # started and recorded as one step: the finally below ends it
-            judge = _start_judge(json.dumps(config), trusted, report_w, theirs.fileno())
+            judge = _start_judge(json.dumps(config), trusted, report_w, theirs.fileno(),
+                                 hash_seed_of(sandbox))
         theirs.close()
         os.close(report_w)
         report_w = -1
@@ -434,11 +438,14 @@ def _pump_to_judge(fd: int, channel: Channel) -> None:
         os.close(fd)
 
 
-def _start_judge(config_json: str, trusted: Path, report_w: int, control: int) -> JudgeProcess:
+def _start_judge(config_json: str, trusted: Path, report_w: int, control: int,
+                 hash_seed: str = "0") -> JudgeProcess:
     """The judge, forked from a warm interpreter (:mod:`endstate_harness.process.zygote`) when one
     can start, else a fresh process; the same process either way. Its stdin and stdout are
-    ``control``, a socket on which it says it is ready and receives the child's channel."""
-    env = judge_env()
+    ``control``, a socket on which it says it is ready and receives the child's channel.
+    ``hash_seed``: the sandbox's (a warm judge serves only its own seed: the environment is
+    its key)."""
+    env = judge_env(hash_seed)
     zygote = warm.zygote_for(JUDGE_MODULE, env)
     if zygote is not None:
         try:

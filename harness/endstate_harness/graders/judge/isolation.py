@@ -21,6 +21,7 @@ signals: :mod:`endstate_harness.inside.judge_scope`).
 
 from __future__ import annotations
 
+import random
 import unittest
 from typing import Any
 
@@ -86,6 +87,36 @@ def isolating(suite: unittest.TestSuite) -> unittest.TestSuite:
         item = stack.pop()
         if type(item) is unittest.TestSuite:
             item.__class__ = IsolatingSuite
+        if isinstance(item, unittest.TestSuite):
+            stack.extend(item)
+    return suite
+
+
+def ordered(suite: unittest.TestSuite, order: str) -> unittest.TestSuite:
+    """``suite`` with its tests in ``order``: "" as discovered, ``reversed``, or
+    ``shuffled:N`` (by a generator seeded with N, so the same N gives the same order).
+
+    Why: a real agent's grading is no promise of the order an author's own runs saw, and a test
+    that passes only after another (state its class or module kept in the judge) is a test
+    whose verdict is luck; prove grades the solution once more in another order to show it
+    (ES909). Each plain suite's members are reordered where they are (modules among modules,
+    classes among classes, tests within their class), so a class's tests stay together and its
+    fixtures run once; a suite class of the tests' own (a ``load_tests``) keeps its order."""
+    if order == "reversed":
+        def arrange(items: list[Any]) -> None:
+            items.reverse()
+    elif order.startswith("shuffled:") and order[9:].isdigit():
+        shuffle = random.Random(int(order[9:])).shuffle
+
+        def arrange(items: list[Any]) -> None:
+            shuffle(items)
+    else:
+        return suite
+    stack: list[Any] = [suite]
+    while stack:
+        item = stack.pop()
+        if type(item) is unittest.TestSuite:
+            arrange(item._tests)  # type: ignore[attr-defined]
         if isinstance(item, unittest.TestSuite):
             stack.extend(item)
     return suite

@@ -38,12 +38,21 @@ def judge_argv(config_json: str) -> list[str]:
     return [sys.executable, "-s", "-B", "-m", JUDGE_MODULE, config_json]
 
 
-def judge_env() -> dict[str, str]:
-    """The judge's environment: the host's few variables it needs, a fixed hash seed."""
+def judge_env(hash_seed: str = "0") -> dict[str, str]:
+    """The judge's environment: the host's few variables it needs, and the hash seed of the
+    sandbox it judges (the tests run here: a set they iterate must iterate as in the child's
+    run; "0", the task format's, unless the run chose another)."""
     keep = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT", "VIRTUAL_ENV")
     env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update(PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+    env.update(PYTHONHASHSEED=hash_seed, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
     return env
+
+
+def hash_seed_of(sandbox: object) -> str:
+    """A sandbox's hash seed, which the judge shares ("0" for a sandbox without one: endstate
+    0.3.0's, a vendored copy's)."""
+    seed = str(getattr(sandbox, "hash_seed", "0"))
+    return seed if seed.isdigit() else "0"
 
 
 def child_source() -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from endstate_harness.graders.judge.assertions import guard_assertions
 from endstate_harness.graders.judge.finder import install
-from endstate_harness.graders.judge.isolation import isolating
+from endstate_harness.graders.judge.isolation import isolating, ordered
 from endstate_harness.graders.judge.leftovers import Leftovers
 from endstate_harness.graders.judge.proxies import PlainValuesOnly, is_reference
 from endstate_harness.graders.judge.remote import Conversation, NotIsolated
@@ -237,7 +237,9 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     install(conv, set(config["modules"]), config.get("helpers") or {})
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
-    suite = isolating(loader.discover(start, pattern=config["pattern"], top_level_dir=top))
+    suite = isolating(ordered(
+        loader.discover(start, pattern=config["pattern"], top_level_dir=top),
+        str(config.get("order") or "")))
     result = _Collector(tally, trusted, float(config["call_timeout_s"]), brief=variant is not None)
     result.judge_conv = conv
     # a variant asks only whether the tests reject it: the first failure says so

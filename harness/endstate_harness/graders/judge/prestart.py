@@ -24,27 +24,32 @@ from endstate_harness.sandbox.scratch import grading_scratch_root
 from endstate_harness.sandbox.warm import prestart_channel
 
 
-def prestart_judge() -> None:
+def prestart_judge(hash_seed: str = "0") -> None:
     """Start the judge's warm interpreter: the key ``judged_tests`` asks for."""
-    zygote.zygote_for(JUDGE_MODULE, judge_env())
+    zygote.zygote_for(JUDGE_MODULE, judge_env(hash_seed))
 
 
-def prestart_child(python: str) -> None:
+def prestart_child(python: str, hash_seed: str = "0") -> None:
     """Start the warm interpreter the judge's child forks from, for ``python``, as a local
     sandbox made for grading (its scratch root) would start it."""
-    prestart_channel(child_command(python), scratch_root=grading_scratch_root())
+    prestart_channel(child_command(python), scratch_root=grading_scratch_root(),
+                     hash_seed=hash_seed)
 
 
-def prestart(pythons: Iterable[str]) -> list[threading.Thread]:
+def prestart(pythons: Iterable[str], hash_seeds: Iterable[str] = ("0",)
+             ) -> list[threading.Thread]:
     """Start, each in a background thread, the child's warm interpreter for every python
-    given and the judge's (none when none is given). Not daemon threads: an interrupted
+    given and the judge's (none when none is given), once per hash seed (each seed has
+    interpreters of its own). Not daemon threads: an interrupted
     command lets them finish before its exit handlers close every warm interpreter, so none
     outlives the run. A start that fails is left to the grading, which starts it itself."""
+    seeds = list(dict.fromkeys(hash_seeds))
     starts: list[Callable[[], None]] = [
-        functools.partial(prestart_child, python) for python in sorted(set(pythons))
+        functools.partial(prestart_child, python, seed)
+        for seed in seeds for python in sorted(set(pythons))
     ]
     if starts:
-        starts.append(prestart_judge)
+        starts.extend(functools.partial(prestart_judge, seed) for seed in seeds)
     threads = [threading.Thread(target=_quietly, args=(start,), name="endstate-prestart")
                for start in starts]
     for thread in threads:

@@ -18,7 +18,6 @@ from docker.utils.socket import STDERR, frames_iter
 
 from endstate_harness.errors import SandboxDied
 from endstate_harness.sandbox.base import (
-    COMMAND_ENV,
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
     ExecResult,
@@ -27,6 +26,7 @@ from endstate_harness.sandbox.base import (
     defer_signals,
 )
 from endstate_harness.sandbox.channel import Channel
+from endstate_harness.sandbox.command import seeded_env
 from endstate_harness.sandbox.docker.channel import DockerChannel, RunnerChannel
 from endstate_harness.sandbox.docker.daemon import (
     API_TIMEOUT_S,
@@ -148,7 +148,7 @@ class DockerSandbox(StillSandbox):
 
     def command_env(self) -> dict[str, str]:
         """The whole environment of a command in the container (no host variable)."""
-        return {"PATH": CONTAINER_PATH, "HOME": "/tmp", **COMMAND_ENV}
+        return {"PATH": CONTAINER_PATH, "HOME": "/tmp", **seeded_env(self.hash_seed)}
 
     def start(self) -> None:
         """Create and start the container. Raises :class:`SandboxError` with the fix when the

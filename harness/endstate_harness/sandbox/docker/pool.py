@@ -170,7 +170,10 @@ class PooledDockerSandbox(DockerSandbox):
 
     def _key(self) -> tuple[Any, ...]:
         uid = f"{os.getuid()}:{os.getgid()}"
-        return (self.image, self.mem_limit, self.pids_limit, self.init, uid, self.scratch_root)
+        # the hash seed: the container's runner forks every run with the environment it was
+        # started with, so a container started under another seed serves none of this one's
+        return (self.image, self.mem_limit, self.pids_limit, self.init, uid, self.scratch_root,
+                self.hash_seed)
 
     def _make_scratch(self) -> Path:
         lease = self.pool.take(self._key())
