@@ -35,7 +35,8 @@ score is not the task's."""
 
 @dataclass
 class CheckResult:
-    """One check of one task. ``code`` is the ES9 code a failing outcome carries."""
+    """One check of one task. ``code`` is the ES9 code a failing outcome carries. What
+    crosses a process or a file as JSON is :mod:`endstate_author.prove.wire`'s record."""
 
     check: str
     group: str
@@ -65,21 +66,6 @@ class CheckResult:
     """A surviving mutant's evidence (ES911): the call on which it and the solution differ,
     both outcomes and a ready assertion (:mod:`endstate_author.prove.counterexample`)."""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "check": self.check,
-            "outcome": self.outcome,
-            "seconds": round(self.seconds, 3),
-            "detail": self.detail,
-        }
-        if self.tests is not None:
-            data["tests"] = self.tests
-        if self.walls == "none":
-            data["walls"] = "none"
-        if self.counterexample is not None:
-            data["counterexample"] = self.counterexample
-        return data
-
 
 @dataclass
 class TaskProof:
@@ -100,20 +86,6 @@ class TaskProof:
         """``none`` when any of its checks ran without walls, else what walled them in."""
         kinds = {c.walls for c in self.checks if c.walls}
         return "none" if "none" in kinds else (kinds.pop() if len(kinds) == 1 else "")
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "task": self.task_id,
-            "path": str(self.path),
-            "checks": [c.to_json() for c in self.checks],
-        }
-        if self.walls:
-            data["walls"] = self.walls
-        if self.mutation is not None:
-            data["mutation_score"] = self.mutation
-        if self.node:
-            data["node"] = self.node
-        return data
 
     @property
     def unassessed(self) -> bool:

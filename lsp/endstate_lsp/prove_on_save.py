@@ -30,7 +30,7 @@ from endstate_author.selfrun import child_env, python_module
 from endstate_author.textsafe import one_line
 from endstate_lsp.convert import uri_to_path
 from endstate_lsp.guard import guarded
-from endstate_lsp.prove_report import event_of, place_findings, read_prove
+from endstate_lsp.prove_report import place_findings, read_prove
 from endstate_lsp.state import ProveResult, ProveRun
 
 if TYPE_CHECKING:
@@ -54,9 +54,9 @@ class ProveOnSave:
     def __init__(self, ls: EndstateServer) -> None:
         self.ls = ls
         self.count = 0
-        self.sandboxes: dict[str, tuple[str, str | None]] = {"local": ("local", None)}
-        """The sandbox (kind, image) prove chose per setting, as it said ("local" needs no
-        asking): the cached results of a save are looked up under it."""
+        self.sandboxes: dict[str, Any] = {}
+        """The sandbox prove chose per setting, as it said (read by endstate_author): the
+        cached results of a save are looked up under it."""
 
     def base(self) -> list[str]:
         custom = os.environ.get(PROVE_CMD_ENV)
@@ -143,29 +143,22 @@ class ProveOnSave:
                 )
         await self._show(root, run)
 
-    def _arrived(self, root: Path, run: ProveRun, event: dict[str, Any]) -> str | None:
-        """A line of prove's ``--progress-json``; what the progress should say, if anything."""
-        kind = event.get("event")
-        if kind == "sandbox":
-            image = event.get("image")
-            if event.get("kind") in ("local", "docker"):
-                self.sandboxes[self.ls.settings.sandbox] = (
-                    event["kind"],
-                    image if isinstance(image, str) else None,
-                )
+    def _arrived(self, root: Path, run: ProveRun, event: Any) -> str | None:
+        """An event of prove's ``--progress-json`` (as endstate_author read it: an
+        ``endstate_author.prove.wire.Event``); what the progress should say, if anything."""
+        if event.kind == "sandbox":
+            self.sandboxes[self.ls.settings.sandbox] = event.sandbox
             return None
-        if kind == "start":
-            return f"checking: {event.get('check')}"
-        result = event.get("result")
-        if kind != "done" or not isinstance(result, dict) or not isinstance(
-            result.get("check"), str
-        ):
+        if event.kind == "start":
+            return f"checking: {event.check}"
+        result = event.result
+        if event.kind != "done" or result is None:
             return None
-        if result.get("cached") is True:
+        if result.cached:
             run.answered += 1
         else:
-            run.ran.append(result["check"])
-        run.results[result["check"]] = result  # made a CheckResult off the event loop
+            run.ran.append(result.check)
+        run.results[result.check] = result
         if run.shower is None or run.shower.done():
             run.shower = asyncio.get_running_loop().create_task(self._show(root, run))
         else:
@@ -324,12 +317,18 @@ class ProveOnSave:
                 text = line.decode("utf-8", errors="replace").strip()
                 if not text:
                     continue
-                event = event_of(text)
-                if event is not None:
-                    message = self._arrived(root, run, event) if self.current(root, run) else None
-                    if message:
-                        await show(lsp.WorkDoneProgressReport(message=message[:200]))
-                    continue
+                if text.startswith("{"):  # an event: read off the event loop, in order
+                    try:
+                        event = await asyncio.to_thread(_read_event, text)
+                    except Exception as exc:  # a newer prove's wire version, say
+                        self.ls.log(f"prove: {type(exc).__name__}: {exc}")
+                        event = None
+                    if event is not None:
+                        message = self._arrived(root, run, event) if self.current(
+                            root, run) else None
+                        if message:
+                            await show(lsp.WorkDoneProgressReport(message=message[:200]))
+                        continue
                 if not text.startswith("checking: "):
                     said.append(text)
                 await show(lsp.WorkDoneProgressReport(message=text[:200]))
@@ -348,7 +347,10 @@ class ProveOnSave:
         if run.cancelled:
             await show(lsp.WorkDoneProgressEnd(message="cancelled by a newer save"))
             return
-        result = read_prove(out, proc.returncode, seconds, root.parent, " ".join(said))
+        # read off the event loop: the checks are read by endstate_author's wire module
+        result = await asyncio.to_thread(
+            read_prove, out, proc.returncode, seconds, root.parent, " ".join(said)
+        )
         state = self.ls.tasks[root]
         if state.prove is not run:
             await show(lsp.WorkDoneProgressEnd(message="superseded by a newer save"))
@@ -384,9 +386,7 @@ def _import_quietly(name: str) -> None:
         importlib.import_module(name)
 
 
-def _read_cache(
-    root: Path, sandbox: tuple[str, str | None] | None, options: dict[str, Any]
-) -> Any:
+def _read_cache(root: Path, sandbox: Any, options: dict[str, Any]) -> Any:
     """(In a worker thread.) What the cache knows of ``root`` as saved: a
     :class:`~endstate_author.assist.proof.KnownProof`, with no results when prove's sandbox is
     not known yet; None when the task does not load."""
@@ -403,15 +403,22 @@ def _read_cache(
 def _findings(
     root: Path, known: list[Any], static: list[Diagnostic]
 ) -> tuple[list[Diagnostic], int, int]:
-    """(In a worker thread.) The findings of the results known so far (streamed ones are
-    still JSON), how many results count and how many failed."""
+    """(In a worker thread.) The findings of the results known so far, how many results
+    count and how many failed."""
     # deferred: as in _read_cache
     from endstate_author.assist import proof
 
-    results = [proof.result_from_json(r) if isinstance(r, dict) else r for r in known]
-    valid = [r for r in results if r is not None]
-    failed = sum(r.outcome == "fail" for r in valid)
-    return proof.findings(root, valid, static), len(valid), failed
+    failed = sum(r.outcome == "fail" for r in known)
+    return proof.findings(root, known, static), len(known), failed
+
+
+def _read_event(line: str) -> Any:
+    """(In a worker thread.) A line of prove's ``--progress-json`` as the event it is (None
+    for any other line)."""
+    # deferred: as in _read_cache
+    from endstate_author.assist import proof
+
+    return proof.read_event(line)
 
 
 def _remove_containers_of(pid: int) -> int:
