@@ -6,13 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from endstate_author import __version__
 from endstate_author.diagnostics import Diagnostic
 from endstate_author.prove import cache, checkcache, messages
 from endstate_author.prove.findings import static_warnings
 from endstate_author.prove.model import DEFAULT_MUTANTS, CheckResult, ProveOptions
 from endstate_author.prove.run import load_for_prove, plan_jobs
 from endstate_author.prove.wire import Event, decode_line, report_checks
-from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_harness.sandbox.choice import SandboxChoice, resolve_sandbox
 
 
 @dataclass
@@ -43,8 +44,8 @@ def cached_proof(
 ) -> KnownProof | None:
     """The cached results of ``root``'s checks under prove's options (None: the task does
     not load, so prove will say why and nothing is known). ``sandbox`` is the one prove said
-    it chose (:func:`read_event`); with none (prove has not said yet) nothing is looked up:
-    only the lint findings are known."""
+    it chose (:func:`read_event`), or :func:`decided_sandbox` before it has said; with none,
+    nothing is looked up: only the lint findings are known."""
     task, _ = load_for_prove(root)
     if task is None:
         return None
@@ -72,6 +73,13 @@ def cached_proof(
         if hit is not None:
             known.results[name] = replace(hit, cached=True)
     return known
+
+
+def decided_sandbox(kind: str) -> SandboxChoice:
+    """The sandbox prove will grade in for ``--sandbox kind``: the one sandbox choice every
+    command makes, asked without side effects (no image pulled), for looking up the cache
+    before prove has said what it chose."""
+    return resolve_sandbox(kind, version=__version__, pull=False).for_grading()
 
 
 def findings(

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from endstate_author import interrupts
+from endstate_author import __version__, interrupts
 from endstate_author.diagnostics import Diagnostic
-from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_harness.sandbox.choice import DEFAULT_KIND, SandboxChoice, resolve_sandbox
 from endstate_harness.task import Task
 
 Outcome = Literal["pass", "fail", "unassessed", "skipped"]
@@ -144,9 +144,17 @@ class ProveContext:
         return self.task.category == "permissioning"
 
 
+def decided_sandbox() -> SandboxChoice:
+    """The library's default sandbox: the one decision every command makes when nothing is
+    said (``auto``: Docker when a Docker run can start, else local), for grading. Asked when
+    a :class:`ProveOptions` is made without a sandbox, as the CLI asks before its first task."""
+    return resolve_sandbox(DEFAULT_KIND, version=__version__).for_grading()
+
+
 @dataclass
 class ProveOptions:
-    sandbox: SandboxChoice = field(default_factory=lambda: SandboxChoice(grading=True))
+    sandbox: SandboxChoice = field(default_factory=decided_sandbox)
+    """Where every check runs (:func:`decided_sandbox` unless given)."""
     jobs: int = 1
     only: tuple[str, ...] = ()
     use_cache: bool = True

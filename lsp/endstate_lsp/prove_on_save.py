@@ -124,8 +124,11 @@ class ProveOnSave:
     async def _show_cached(self, root: Path, run: ProveRun) -> None:
         """The results the cache holds for the task as saved, shown before any check runs."""
         try:
-            sandbox = self.sandboxes.get(self.ls.settings.sandbox)
-            known = await asyncio.to_thread(_read_cache, root, sandbox, self.prove_options())
+            setting = self.ls.settings.sandbox
+            known, chosen = await asyncio.to_thread(
+                _read_cache, root, self.sandboxes.get(setting), setting, self.prove_options()
+            )
+            self.sandboxes.setdefault(setting, chosen)  # unless prove said meanwhile
         except Exception as exc:
             known = None
             self.ls.log(f"prove: reading the cache failed: {type(exc).__name__}: {exc}")
@@ -386,18 +389,20 @@ def _import_quietly(name: str) -> None:
         importlib.import_module(name)
 
 
-def _read_cache(root: Path, sandbox: Any, options: dict[str, Any]) -> Any:
-    """(In a worker thread.) What the cache knows of ``root`` as saved: a
-    :class:`~endstate_author.assist.proof.KnownProof`, with no results when prove's sandbox is
-    not known yet; None when the task does not load."""
+def _read_cache(root: Path, sandbox: Any, setting: str, options: dict[str, Any]) -> Any:
+    """(In a worker thread.) What the cache knows of ``root`` as saved (a ``KnownProof``, None
+    when the task does not load), and the sandbox looked up: ``sandbox``, what prove last
+    said it chose, else what the one sandbox choice decides for ``setting``."""
     # prove's package (~0.1-0.5 s to import) is loaded by the first save, in this worker
     # thread, never at server start nor on the event loop: deferred
     from endstate_author.assist import proof
 
+    if sandbox is None:
+        sandbox = proof.decided_sandbox(setting)
     try:
-        return proof.cached_proof(root, sandbox, **options)
+        return proof.cached_proof(root, sandbox, **options), sandbox
     except SystemError:  # CPython < 3.11.8: ast.parse racing the event loop's lint (gh-106905)
-        return proof.cached_proof(root, sandbox, **options)
+        return proof.cached_proof(root, sandbox, **options), sandbox
 
 
 def _findings(
