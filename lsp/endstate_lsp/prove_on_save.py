@@ -147,8 +147,7 @@ class ProveOnSave:
         await self._show(root, run)
 
     def _arrived(self, root: Path, run: ProveRun, event: Any) -> str | None:
-        """An event of prove's ``--progress-json`` (as endstate_author read it: an
-        ``endstate_author.prove.wire.Event``); what the progress should say, if anything."""
+        """An event of prove's ``--progress-json`` (a ``prove.wire.Event``); what to show."""
         if event.kind == "sandbox":
             self.sandboxes[self.ls.settings.sandbox] = event.sandbox
             return None
@@ -313,6 +312,7 @@ class ProveOnSave:
             kill_group(proc, signal.SIGTERM)
 
         said: list[str] = []  # what prove said besides progress (a missing image, say)
+        refused: list[str] = []  # events of a wire version this server cannot read
 
         async def read_stderr() -> None:
             assert proc.stderr is not None
@@ -323,12 +323,14 @@ class ProveOnSave:
                 if text.startswith("{"):  # an event: read off the event loop, in order
                     try:
                         event = await asyncio.to_thread(_read_event, text)
-                    except Exception as exc:  # a newer prove's wire version, say
-                        self.ls.log(f"prove: {type(exc).__name__}: {exc}")
-                        event = None
+                    except Exception as exc:  # a newer prove's wire version: said once
+                        if not refused:
+                            self.ls.log(f"prove: {type(exc).__name__}: {exc}")
+                        refused.append(text)
+                        continue
                     if event is not None:
-                        message = self._arrived(root, run, event) if self.current(
-                            root, run) else None
+                        current = self.current(root, run)
+                        message = self._arrived(root, run, event) if current else None
                         if message:
                             await show(lsp.WorkDoneProgressReport(message=message[:200]))
                         continue
@@ -350,8 +352,7 @@ class ProveOnSave:
         if run.cancelled:
             await show(lsp.WorkDoneProgressEnd(message="cancelled by a newer save"))
             return
-        # read off the event loop: the checks are read by endstate_author's wire module
-        result = await asyncio.to_thread(
+        result = await asyncio.to_thread(  # off the event loop: read by prove's wire module
             read_prove, out, proc.returncode, seconds, root.parent, " ".join(said)
         )
         state = self.ls.tasks[root]
@@ -418,8 +419,7 @@ def _findings(
 
 
 def _read_event(line: str) -> Any:
-    """(In a worker thread.) A line of prove's ``--progress-json`` as the event it is (None
-    for any other line)."""
+    """(In a worker thread.) A line prove printed on stderr as its event (None: no event)."""
     # deferred: as in _read_cache
     from endstate_author.assist import proof
 
