@@ -51,6 +51,8 @@ def test_the_vscode_manifest_and_its_logic_offer_the_one_choice() -> None:
     assert re.findall(r'"(\w+)"', union.group(1)) == KINDS
     assert re.findall(r'"(\w+)"', listed.group(1)) == KINDS
     assert default.group(1) == DEFAULT_KIND.value
+    said = ", ".join(f'"{kind}"' for kind in KINDS[:-1]) + f' or "{KINDS[-1]}"'
+    assert f"endstate-author.sandbox must be {said}" in logic
 
 
 def test_the_neovim_and_helix_configurations_default_to_the_one_choice() -> None:
