@@ -19,7 +19,6 @@ from endstate_author.discovery import TEST_GRADERS
 from endstate_author.jsonpos import parse
 from endstate_author.lint.context import walk_tree
 from endstate_author.rules.declare import Offer
-from endstate_author.rules.registry import RULES
 from endstate_harness.layout import SOLUTION_DIR, TASK_FILE
 
 
@@ -43,6 +42,10 @@ def offers(diag: Diagnostic, offer: Offer) -> bool:
     """The rule of ``diag`` declares that ``offer`` answers its findings
     (:data:`endstate_author.rules.declare.Offer`): the editor reads which findings an action
     applies to from the rules, never from codes of its own."""
+    # every rule family (the task model with them, ~0.3 s) loads with the first lint, never
+    # when the editor's analysis is imported (the language server's start): deferred
+    from endstate_author.rules.registry import RULES
+
     found = RULES.get(diag.code)
     return found is not None and offer in found.offers
 
