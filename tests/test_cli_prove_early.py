@@ -21,27 +21,61 @@ TASK = ROOT / "tasks" / "fix-help-text-wrap"
 
 
 @pytest.mark.parametrize(
-    ("args", "local"),
+    ("args", "asked"),
     [
-        (["t", "--sandbox", "local"], True),
-        (["--sandbox=local", "t"], True),
-        (["t", "--sandbox", "docker"], False),
-        (["t", "--sandbox=docker"], False),
-        (["t", "--sandbox", "local", "--image", "img"], False),
-        (["t", "--sandbox", "local", "--executor", "ray"], False),
-        (["t", "--sandbox", "local", "--executor=local"], True),
+        (["t", "--sandbox", "local"], "local"),
+        (["--sandbox=local", "t"], "local"),
+        (["t"], ""),
+        (["t", "--sandbox", "auto"], "auto"),
+        (["t", "--sandbox", "docker"], None),
+        (["t", "--sandbox=docker"], None),
+        (["t", "--sandbox", "local", "--image", "img"], None),
+        (["t", "--sandbox", "local", "--executor", "ray"], None),
+        (["t", "--sandbox", "local", "--executor=local"], "local"),
     ],
 )
-def test_only_a_command_line_that_says_local_starts_early(args: list[str], local: bool) -> None:
-    assert prove_early._local(args) is local
+def test_the_command_line_is_read_only_for_the_sandbox_it_gives(
+        args: list[str], asked: str | None) -> None:
+    """Read, not decided: "" is no --sandbox (the choice module's default); None a request
+    for Docker or other machines, where the local sandbox never grades."""
+    assert prove_early.sandbox_asked(args) == asked
 
 
-def test_auto_is_local_only_where_no_docker_daemon_can_answer(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
-    assert prove_early._local(["t"]) is False
-    monkeypatch.delenv("DOCKER_HOST")
-    assert prove_early._local(["t"]) is (not os.path.exists("/var/run/docker.sock"))
+_ONE_DECISION = textwrap.dedent("""
+    import json, sys
+    from endstate_author import __version__
+    from endstate_author.cli import prove_early
+    from endstate_harness.sandbox import choice
+
+    made = []
+    decide = choice._decide
+    def counted(*args, **kwargs):
+        made.append(decide(*args, **kwargs))
+        return made[-1]
+    choice._decide = counted
+    early = prove_early.start([sys.argv[1]])  # no --sandbox: the default, auto
+    early.join()
+    command = choice.resolve_sandbox(choice.DEFAULT_KIND, None, version=__version__)
+    print(json.dumps({"decisions": len(made), "same": command is made[0],
+                      "docker_imported": "docker" in sys.modules, "kind": command.kind}))
+""")
+
+
+@pytest.mark.parametrize("docker", [True, False], ids=["daemon", "no-socket"])
+def test_the_early_start_and_the_command_make_one_decision(docker: bool, tmp_path: Path) -> None:
+    """``auto`` is decided once, by the one choice, in the early start's thread; the command's
+    own ``resolve_sandbox`` takes that decision. Where no daemon can listen (no socket), the
+    decision is the local sandbox without the Docker client even imported."""
+    env = {k: v for k, v in os.environ.items() if k != "ENDSTATE_WARM"}
+    if not docker:
+        env["DOCKER_HOST"] = f"unix://{tmp_path}/no-docker.sock"
+    proc = subprocess.run([sys.executable, "-c", _ONE_DECISION, str(TASK)], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["decisions"] == 1 and report["same"], report
+    if not docker:
+        assert report == {**report, "kind": "local", "docker_imported": False}
 
 
 def test_task_files_of_folders_suites_and_files_but_not_option_values(tmp_path: Path) -> None:
@@ -64,6 +98,7 @@ def test_nothing_starts_without_a_task_or_with_the_warm_start_off(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert prove_early.start(["--help"]) is None
     assert prove_early.start([str(TASK), "--sandbox", "docker"]) is None
+    assert prove_early.start([str(TASK), "--image", "img"]) is None
     monkeypatch.setenv("ENDSTATE_WARM", "0")
     assert prove_early.start([str(TASK), "--sandbox", "local"]) is None
 
@@ -110,7 +145,7 @@ def test_the_early_zygotes_are_the_ones_prove_asks_for_and_end_with_it() -> None
                           text=True, env=env, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["counts"] == {"judge": 1, "child": 1}, report
+    assert report["counts"] == {"judge": 2, "child": 2}, report  # seed 0 and the second
     assert report["same"], "prove's prestart started a zygote the early start had not"
     for pid in report["pids"]:
         assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"zygote {pid} outlived"
@@ -121,3 +156,11 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
     except OSError:
         return True
+
+
+def test_the_second_gradings_interpreters_start_only_when_directions_runs() -> None:
+    assert prove_early.second_grading([str(TASK)])
+    assert prove_early.second_grading([str(TASK), "--only", "directions", "--only", "mutants"])
+    assert prove_early.second_grading([str(TASK), "--only=directions"])
+    assert not prove_early.second_grading([str(TASK), "--only", "mutants"])
+    assert not prove_early.second_grading([str(TASK), "--only=holdout"])

@@ -15,6 +15,7 @@ from endstate_author.assist.grader_views import REFERENCE_MODULE, short_name
 from endstate_author.assist.paths import fixture_paths
 from endstate_author.assist.vocabulary import MAX_DOCUMENT_BYTES
 from endstate_author.engine.context import walk_tree
+from endstate_author.engine.declare import Offer
 from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix, TextEdit
 from endstate_author.engine.discovery import TEST_GRADERS
 from endstate_author.engine.jsonpos import parse
@@ -38,11 +39,24 @@ def _creatable(path: Path) -> bool:
     return not path.exists() and not path.is_symlink()
 
 
+def offers(diag: Diagnostic, offer: Offer) -> bool:
+    """The rule of ``diag`` declares that ``offer`` answers its findings
+    (:data:`endstate_author.engine.declare.Offer`): the editor reads which findings an action
+    applies to from the rules, never from codes of its own."""
+    # every rule family (the task model with them, ~0.3 s) loads with the first lint, never
+    # when the editor's analysis is imported (the language server's start): deferred
+    from endstate_author.rules.registry import RULES
+
+    found = RULES.get(diag.code)
+    return found is not None and offer in found.offers
+
+
 def fix_for(diag: Diagnostic) -> Fix | None:
-    """The diagnostic's own fix, or the editor's: an empty ``__init__.py`` for ES406."""
+    """The diagnostic's own fix, or the editor's: an empty ``__init__.py`` for a finding
+    whose rule offers ``create-init``, about a file that is not there."""
     if diag.fix is not None:
         return diag.fix
-    if diag.code == "ES406" and diag.file.name == "__init__.py" and _creatable(diag.file):
+    if offers(diag, "create-init") and diag.file.name == "__init__.py" and _creatable(diag.file):
         return Fix(
             f"create {diag.file.parent.name}/__init__.py", creates=(FileCreate(diag.file, ""),)
         )
@@ -99,8 +113,13 @@ def fix_all(diagnostics: Sequence[Diagnostic]) -> Action | None:
 _TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
 
 
-def mandatory_assertions(root: Path, data: bytes) -> Action | None:
+def mandatory_assertions(
+    root: Path, data: bytes, diagnostics: Iterable[Diagnostic] = ()
+) -> Action | None:
     """ "Add the missing mandatory assertions": append the guide's four graders that are absent.
+
+    The action answers those of ``diagnostics`` (the document's findings) whose rule offers
+    ``mandatory-assertions``.
 
     The four (authoring guide): run the tests (``command_succeeds`` or ``tests_pass``), pin
     the fixture's test files (``files_unchanged``), ``no_new_skips`` and
@@ -154,6 +173,7 @@ def mandatory_assertions(root: Path, data: bytes) -> Action | None:
         f"({', '.join(short_name(m['name']) for m in missing)})",
         kind="quickfix",
         edits=(TextEdit(manifest, insert_at, insert_at, text),),
+        diagnostics=tuple(d for d in diagnostics if offers(d, "mandatory-assertions")),
     )
 
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from endstate_author import __version__
 from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.prove import cache, checkcache, messages
 from endstate_author.prove.findings import static_warnings
 from endstate_author.prove.model import DEFAULT_MUTANTS, CheckResult, ProveOptions
 from endstate_author.prove.run import load_for_prove, plan_jobs
-from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_author.prove.wire import Event, decode_line, report_checks
+from endstate_harness.sandbox.choice import SandboxChoice, resolve_sandbox
 
 
 @dataclass
@@ -35,24 +36,23 @@ class KnownProof:
 
 def cached_proof(
     root: Path,
-    sandbox: tuple[str, str | None] | None,
+    sandbox: SandboxChoice | None,
     *,
     only: Sequence[str] = (),
     mutants: int | None = DEFAULT_MUTANTS,
     strict: bool = False,
 ) -> KnownProof | None:
     """The cached results of ``root``'s checks under prove's options (None: the task does
-    not load, so prove will say why and nothing is known). ``sandbox`` is (kind, image) as
-    prove said it chose them; with none (prove has not said yet) nothing is looked up: only
-    the lint findings are known."""
+    not load, so prove will say why and nothing is known). ``sandbox`` is the one prove said
+    it chose (:func:`read_event`), or :func:`decided_sandbox` before it has said; with none,
+    nothing is looked up: only the lint findings are known."""
     task, _ = load_for_prove(root)
     if task is None:
         return None
     static = static_warnings(root, root.parent)
     if sandbox is None:
         return KnownProof(task.id, [], static=static)
-    kind, image = sandbox
-    spec = SandboxChoice("docker" if kind == "docker" else "local", image, grading=True)
+    spec = sandbox.for_grading()
     options = ProveOptions(sandbox=spec, only=tuple(only), mutants=mutants, strict=strict)
     whole = cache.load(cache.fingerprint(task, options))
     if whole is not None:
@@ -75,6 +75,13 @@ def cached_proof(
     return known
 
 
+def decided_sandbox(kind: str) -> SandboxChoice:
+    """The sandbox prove will grade in for ``--sandbox kind``: the one sandbox choice every
+    command makes, asked without side effects (no image pulled), for looking up the cache
+    before prove has said what it chose."""
+    return resolve_sandbox(kind, version=__version__, pull=False).for_grading()
+
+
 def findings(
     root: Path, results: Sequence[CheckResult], static: Sequence[Diagnostic]
 ) -> list[Diagnostic]:
@@ -82,21 +89,23 @@ def findings(
     return [*messages.diagnostics(root, results), *static]
 
 
-_FIELDS = {f.name for f in fields(CheckResult)}
+def read_event(line: str) -> Event | None:
+    """A line prove printed on stderr with ``--progress-json``, as the event it is (None for
+    any other line): :mod:`endstate_author.prove.wire` reads it.
+
+    Raises:
+        WireVersionError: the prove that printed it writes a newer wire version.
+    """
+    return decode_line(line)
 
 
-def result_from_json(data: Any) -> CheckResult | None:
-    """A check result as ``prove --progress-json`` prints it (None when it is not one)."""
-    if not isinstance(data, dict) or not _FIELDS.issuperset(data):
-        return None
-    if not isinstance(data.get("check"), str) or not isinstance(data.get("group"), str):
-        return None
-    if data.get("outcome") not in ("pass", "fail", "unassessed", "skipped"):
-        return None
-    try:
-        return CheckResult(**data)
-    except TypeError:
-        return None
+def checks_of_report(report: object) -> list[CheckResult]:
+    """The check results of prove's ``-o json`` report, read as the wire defines them.
+
+    Raises:
+        WireVersionError: the report is of a newer wire version.
+    """
+    return report_checks(report)
 
 
 def remove_containers_of(pid: int) -> int:

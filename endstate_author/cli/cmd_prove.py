@@ -31,6 +31,7 @@ from endstate_author.prove import (
     prove_paths,
 )
 from endstate_author.prove.model import DEFAULT_COUNTEREXAMPLE_BUDGET
+from endstate_author.prove.wire import encode_report
 from endstate_harness.sandbox.choice import SandboxChoice
 
 
@@ -391,16 +392,8 @@ def prove_tasks_command(
     if mutation_report is not None:
         _write_mutation_report(proofs, mutation_report)
     if output_format is OutputFormat.json:
-        typer.echo(
-            json.dumps(
-                {
-                    "sandbox": spec.describe(),  # where every check ran, and why
-                    "diagnostics": [d.to_json() for d in diagnostics],
-                    "tasks": [p.to_json() for p in proofs],
-                },
-                indent=2,
-            )
-        )
+        # the one versioned record of prove's results (what editors and scripts read back)
+        typer.echo(json.dumps(encode_report(spec, diagnostics, proofs), indent=2))
     elif text:
         out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
         if not out.is_terminal:

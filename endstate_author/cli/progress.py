@@ -7,11 +7,11 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import IO, Any
 
 from endstate_author.engine.textsafe import json_text, one_line
 from endstate_author.prove.model import CheckResult, TaskProof
+from endstate_author.prove.wire import done_event, sandbox_event, start_event, task_event
 from endstate_harness.sandbox.choice import SandboxChoice
 
 
@@ -107,16 +107,9 @@ class LiveProgress:
 
 
 class JsonProgress:
-    """One JSON object per line on ``out``, flushed, for an editor reading the pipe:
-
-    * ``{"event": "sandbox", "kind": ..., "image": ...}`` once, before any check;
-    * ``{"event": "start", "task": ..., "check": ...}`` as a check starts running (a check the
-      cache answers never starts);
-    * ``{"event": "done", "task": ..., "check": ..., "result": {...}}`` as a check ends, with
-      its :class:`~endstate_author.prove.model.CheckResult` (``cached`` says the cache
-      answered it);
-    * ``{"event": "task", "task": ..., "cached": ...}`` as a task's proof is complete.
-    """
+    """One JSON object per line on ``out``, flushed, for an editor reading the pipe: the
+    events of :mod:`endstate_author.prove.wire` (:class:`~endstate_author.prove.wire.Event`
+    says what each one means), each with its ``wire_version``."""
 
     def __init__(self, out: IO[str] | None = None) -> None:
         self.out = out or sys.stderr
@@ -136,16 +129,16 @@ class JsonProgress:
             self.out.flush()
 
     def sandbox(self, spec: SandboxChoice) -> None:
-        self._say({"event": "sandbox", **spec.describe()})
+        self._say(sandbox_event(spec))
 
     def check_started(self, task_id: str, check: str) -> None:
-        self._say({"event": "start", "task": task_id, "check": check})
+        self._say(start_event(task_id, check))
 
     def check_done(self, task_id: str, check: str, result: CheckResult) -> None:
-        self._say({"event": "done", "task": task_id, "check": check, "result": asdict(result)})
+        self._say(done_event(task_id, check, result))
 
     def task_done(self, proof: TaskProof) -> None:
-        self._say({"event": "task", "task": proof.task_id, "cached": proof.cached})
+        self._say(task_event(proof))
 
 
 class QuietProgress(LineProgress):

@@ -8,13 +8,16 @@ there is one) to start. Those starts are other processes: begun first, they run 
 core while prove imports. Measured side by side (``bench/warm.py``'s floor, one check of
 ``fix-help-text-wrap``): 0.64 s without, 0.51 s with.
 
-Speculative and harmless: the command line is read only as far as it says for sure that the
-local sandbox grades (``--sandbox local``, or ``auto`` on a machine where no Docker daemon can
-answer) and which tasks it names; the zygotes started are the very ones prove's own
-:func:`~endstate_author.prove.sandbox.prestart` asks for later (same keys), so a start made
-here is found there, and one prove never uses (a task that turns out not to need it) is
-closed at exit with the rest. Nothing here may import more than the standard library and
-the harness's process modules: whatever it imports delays the start it exists for.
+No guess: the command line is read only for ``--sandbox`` (``auto`` or ``local``, without
+``--image`` or another executor: a Docker run never grades locally) and the tasks it names;
+which sandbox grades is then decided in the background thread by the one sandbox choice
+(:func:`~endstate_harness.sandbox.choice.decide_ahead`), which keeps that decision for the
+command's own, so the two cannot differ. The zygotes started (only when the decision is the
+local sandbox) are the very ones prove's own :func:`~endstate_author.prove.sandbox.prestart`
+asks for later (same keys), so a start made here is found there, and one prove never uses (a
+task that turns out not to need it) is closed at exit with the rest. Nothing here may import
+at module level more than the standard library: whatever it imports delays the start it
+exists for.
 """
 
 from __future__ import annotations
@@ -36,32 +39,50 @@ _VALUED = frozenset({"--sandbox", "--image", "--jobs", "-j", "--only", "--repeat
 
 def start(args: list[str]) -> threading.Thread | None:
     """Begin the early start for ``prove``'s arguments ``args`` (after the word ``prove``),
-    in a background thread; None when the command line does not say for sure that the local
-    sandbox grades, or when the warm start is off (``ENDSTATE_WARM=0``)."""
-    if os.environ.get("ENDSTATE_WARM", "1").strip() == "0" or not _local(args):
+    in a background thread that decides the sandbox and, when it is the local one, starts
+    the warm interpreters; None when the command line asks for Docker or another executor,
+    names no task, or the warm start is off (``ENDSTATE_WARM=0``)."""
+    if os.environ.get("ENDSTATE_WARM", "1").strip() == "0":
+        return None
+    kind = sandbox_asked(args)
+    if kind is None:
         return None
     paths = list(_task_files(args))
     if not paths:
         return None
-    thread = threading.Thread(target=_begin, args=(paths,), name="endstate-early-start")
+    thread = threading.Thread(
+        target=_begin, args=(kind, paths, second_grading(args)), name="endstate-early-start"
+    )
     thread.start()
     return thread
 
 
-def _local(args: list[str]) -> bool:
-    """Whether prove will grade in the local sandbox, as far as the command line tells."""
+def second_grading(args: list[str]) -> bool:
+    """Whether the solution's second grading (another hash seed and test order, in the
+    ``directions`` group) will run: unless ``--only`` leaves the group out. Its warm
+    interpreters serve its own seed, so they are started too."""
+    only = [
+        (arg.partition("=")[2] if "=" in arg else (args[i + 1] if i + 1 < len(args) else ""))
+        for i, arg in enumerate(args)
+        if arg.partition("=")[0] == "--only"
+    ]
+    return not only or "directions" in only
+
+
+def sandbox_asked(args: list[str]) -> str | None:
+    """The ``--sandbox`` the command line gives when the local sandbox may grade ("" when it
+    gives none: the default is the choice module's, read in the background thread); None for
+    a request for Docker (``--sandbox docker``, ``--image``) or for other machines
+    (``--executor``)."""
     given: dict[str, str] = {}
     for i, arg in enumerate(args):
         name, eq, value = arg.partition("=")
         if name in ("--sandbox", "--image", "--executor"):
             given[name] = value if eq else (args[i + 1] if i + 1 < len(args) else "")
     if "--image" in given or given.get("--executor", "local") != "local":
-        return False  # a request for Docker, or for other machines
-    kind = given.get("--sandbox", "auto")
-    if kind == "local":
-        return True
-    return kind == "auto" and not os.environ.get("DOCKER_HOST") and not os.path.exists(
-        "/var/run/docker.sock")
+        return None
+    kind = given.get("--sandbox", "")
+    return kind if kind != "docker" else None
 
 
 def _task_files(args: list[str]) -> Iterator[Path]:
@@ -107,13 +128,21 @@ def _graders(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield grader["name"], args if isinstance(args, dict) else {}
 
 
-def _begin(paths: list[Path]) -> None:
+def _begin(kind: str, paths: list[Path], second: bool = True) -> None:
     try:
         # deferred: imported in this thread, so that prove's own imports start at once
+        from endstate_author import __version__
+        from endstate_harness.sandbox.choice import DEFAULT_KIND, decide_ahead  # deferred: as above
+
+        if decide_ahead(kind or DEFAULT_KIND, version=__version__).kind != "local":
+            return
+        # deferred: as above, and only when the local sandbox grades
         from endstate_author.engine.discovery.grader_names import judged_pythons
+        from endstate_author.prove.variation import seed_of  # deferred: as above
         from endstate_harness.graders.judge import prestart  # deferred: as above
 
-        for thread in prestart.prestart(judged_pythons(_graders(paths))):
+        seeds = [str(seed_of(0))] + ([str(seed_of(1))] if second else [])
+        for thread in prestart.prestart(judged_pythons(_graders(paths)), seeds):
             thread.join()
     except Exception:  # the early start is an optimisation: prove starts them itself
         pass

@@ -14,6 +14,12 @@ from typing import Any, Literal
 from endstate_author.engine.diagnostics import Diagnostic, Severity
 
 Scope = Literal["task", "suite", "prove"]
+Offer = Literal["mandatory-assertions", "create-init"]
+"""An editor action a rule's findings are answered by, beside the fix a finding carries:
+``mandatory-assertions`` (append the authoring guide's missing graders to task.json),
+``create-init`` (create the empty ``__init__.py`` the finding is about). A rule declares the
+actions its findings offer, so the editor holds no rule codes (:mod:`endstate_author.assist`
+asks :func:`offering`)."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,8 @@ class Rule:
     scope: Scope
     func: Callable[..., Iterable[Diagnostic]] | None
     doc: str
+    offers: tuple[Offer, ...] = ()
+    """The editor actions its findings offer (:data:`Offer`)."""
 
     @property
     def summary(self) -> str:
@@ -41,22 +49,45 @@ RULES: dict[str, Rule] = {}
 
 
 def rule(
-    code: str, name: str, severity: Severity = "error", *, scope: Scope = "task"
+    code: str,
+    name: str,
+    severity: Severity = "error",
+    *,
+    scope: Scope = "task",
+    offers: tuple[Offer, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def register(func: Callable[..., Any]) -> Callable[..., Any]:
         if code in RULES:
             raise RuntimeError(f"rule code {code} registered twice")
-        RULES[code] = Rule(code, name, severity, scope, func, inspect.getdoc(func) or "")
+        RULES[code] = Rule(code, name, severity, scope, func, inspect.getdoc(func) or "",
+                           offers)
         return func
 
     return register
 
 
-def document(code: str, name: str, doc: str, severity: Severity = "error") -> None:
-    """Register a code that is emitted elsewhere (prove's ES9, the internal ES000)."""
+def document(
+    code: str, name: str, doc: str, severity: Severity = "error", *, scope: Scope = "prove"
+) -> None:
+    """Register a code that is emitted elsewhere: by prove's checks (``scope="prove"``), or
+    by lint itself rather than a rule of its own (the internal ES000, ``scope="task"``)."""
     if code in RULES:
         raise RuntimeError(f"rule code {code} registered twice")
-    RULES[code] = Rule(code, name, severity, "prove", None, inspect.cleandoc(doc))
+    RULES[code] = Rule(code, name, severity, scope, None, inspect.cleandoc(doc))
+
+
+def offering(offer: Offer) -> frozenset[str]:
+    """The codes whose rules declare ``offer``: the findings that action answers (the rule
+    families must be loaded: :mod:`endstate_author.rules.registry`)."""
+    return frozenset(code for code, found in RULES.items() if offer in found.offers)
+
+
+def found_by_prove(code: str) -> bool:
+    """``code`` is a finding of prove's checks, not one of lint's that prove repeats (a
+    proof repeats lint's findings for a task that does not load, and its static warnings):
+    what an editor merges from a proof beside its own lint of the buffer."""
+    found = RULES.get(code)
+    return found is not None and found.scope == "prove"
 
 
 def default_severity(code: str) -> Severity:

@@ -14,7 +14,8 @@ from pathlib import Path
 from endstate_author import __version__, interrupts
 from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.prove.inputs import grader_modules, read_inputs
-from endstate_author.prove.model import CheckResult, ProveOptions, TaskProof
+from endstate_author.prove.model import ProveOptions, TaskProof
+from endstate_author.prove.wire import decode_check, encode_check
 from endstate_author.taskhash import ANY_NAME, feed_tree
 from endstate_harness.task import Task
 
@@ -57,7 +58,10 @@ def load(key: str) -> TaskProof | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         proof = TaskProof(data["task"], Path(data["path"]), seconds=data.get("seconds", 0.0))
         proof.mutation = data.get("mutation")
-        proof.checks = [CheckResult(**c) for c in data["checks"]]
+        checks = [decode_check(c) for c in data["checks"]]
+        if any(c is None for c in checks):
+            return None  # written by another version: run again
+        proof.checks = [c for c in checks if c is not None]
         proof.diagnostics = [
             Diagnostic(**{**d, "file": Path(d["file"])}) for d in data["diagnostics"]
         ]
@@ -75,7 +79,7 @@ def store(key: str, proof: TaskProof) -> None:
             "path": str(proof.path),
             "seconds": proof.seconds,
             "mutation": proof.mutation,
-            "checks": [asdict(c) for c in proof.checks],
+            "checks": [encode_check(c) for c in proof.checks],
             "diagnostics": [
                 {
                     **{k: v for k, v in asdict(d).items() if k not in ("fix", "file")},

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import endstate_author.prove.cache as cache
@@ -21,6 +21,7 @@ from endstate_author.prove.model import (
     ProveContext,
     ProveOptions,
 )
+from endstate_author.prove.wire import decode_check, encode_check
 from endstate_author.taskhash import feed_tree
 from endstate_harness.task import Task
 
@@ -75,9 +76,8 @@ def _path(key: str) -> Path:
 
 def load(key: str) -> CheckResult | None:
     try:
-        data = json.loads(_path(key).read_text(encoding="utf-8"))
-        return CheckResult(**data)
-    except (OSError, ValueError, TypeError):
+        return decode_check(json.loads(_path(key).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
         return None
 
 
@@ -88,7 +88,7 @@ def store(key: str, result: CheckResult) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(asdict(result)), encoding="utf-8")
+        tmp.write_text(json.dumps(encode_check(result)), encoding="utf-8")
         tmp.replace(path)
     except OSError:
         pass  # a cache that cannot be written only costs time

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 import endstate_author.interrupts as interrupts
 import endstate_author.prove.variation as variation
+from endstate_author import __version__
 from endstate_author.engine.diagnostics import Diagnostic
-from endstate_harness.sandbox.choice import SandboxChoice
+from endstate_harness.sandbox.choice import DEFAULT_KIND, SandboxChoice, resolve_sandbox
 from endstate_harness.task import Task
 
 Outcome = Literal["pass", "fail", "unassessed", "skipped"]
@@ -37,7 +38,8 @@ score is not the task's."""
 
 @dataclass
 class CheckResult:
-    """One check of one task. ``code`` is the ES9 code a failing outcome carries."""
+    """One check of one task. ``code`` is the ES9 code a failing outcome carries. What
+    crosses a process or a file as JSON is :mod:`endstate_author.prove.wire`'s record."""
 
     check: str
     group: str
@@ -70,23 +72,6 @@ class CheckResult:
     """A flaky check's evidence (ES909): each grading's hash seed and test order, and each
     flipped test's outcome in each (:mod:`endstate_author.prove.variation`)."""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "check": self.check,
-            "outcome": self.outcome,
-            "seconds": round(self.seconds, 3),
-            "detail": self.detail,
-        }
-        if self.tests is not None:
-            data["tests"] = self.tests
-        if self.walls == "none":
-            data["walls"] = "none"
-        if self.counterexample is not None:
-            data["counterexample"] = self.counterexample
-        if self.evidence is not None:
-            data["evidence"] = self.evidence
-        return data
-
 
 @dataclass
 class TaskProof:
@@ -107,20 +92,6 @@ class TaskProof:
         """``none`` when any of its checks ran without walls, else what walled them in."""
         kinds = {c.walls for c in self.checks if c.walls}
         return "none" if "none" in kinds else (kinds.pop() if len(kinds) == 1 else "")
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "task": self.task_id,
-            "path": str(self.path),
-            "checks": [c.to_json() for c in self.checks],
-        }
-        if self.walls:
-            data["walls"] = self.walls
-        if self.mutation is not None:
-            data["mutation_score"] = self.mutation
-        if self.node:
-            data["node"] = self.node
-        return data
 
     @property
     def unassessed(self) -> bool:
@@ -187,9 +158,17 @@ class ProveContext:
         return self.task.category == "permissioning"
 
 
+def decided_sandbox() -> SandboxChoice:
+    """The library's default sandbox: the one decision every command makes when nothing is
+    said (``auto``: Docker when a Docker run can start, else local), for grading. Asked when
+    a :class:`ProveOptions` is made without a sandbox, as the CLI asks before its first task."""
+    return resolve_sandbox(DEFAULT_KIND, version=__version__).for_grading()
+
+
 @dataclass
 class ProveOptions:
-    sandbox: SandboxChoice = field(default_factory=lambda: SandboxChoice(grading=True))
+    sandbox: SandboxChoice = field(default_factory=decided_sandbox)
+    """Where every check runs (:func:`decided_sandbox` unless given)."""
     jobs: int = 1
     only: tuple[str, ...] = ()
     use_cache: bool = True

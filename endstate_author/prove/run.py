@@ -114,6 +114,8 @@ def _reported(job: Job, task_id: str, options: ProveOptions) -> Job:
 
     def run(ctx: ProveContext) -> CheckResult:
         result = fn(ctx)
+        if result.outcome != "skipped":  # as the proof stamps it at the end: the stream's
+            result.walls = ctx.spec.walls()  # record is the report's (prove.wire)
         if not interrupts.INTERRUPTED.is_set():  # a check stopped by the interrupt found nothing
             on_done(task_id, name, result)
         return result

@@ -202,7 +202,7 @@ def _exempt_from_work(ctx: TaskContext) -> bool:
     return ctx.category == "permissioning" or has_grader(ctx, "tree_unchanged")
 
 
-@rule("ES301", "no-work-grader")
+@rule("ES301", "no-work-grader", offers=("mandatory-assertions",))
 def no_work_grader(ctx: TaskContext) -> Iterator[Diagnostic]:
     """No grader runs the work.
 
@@ -245,7 +245,7 @@ def no_work_grader(ctx: TaskContext) -> Iterator[Diagnostic]:
     )
 
 
-@rule("ES302", "tests-not-pinned")
+@rule("ES302", "tests-not-pinned", offers=("mandatory-assertions",))
 def tests_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
     """The fixture's test files are not pinned.
 
@@ -288,7 +288,7 @@ def tests_not_pinned(ctx: TaskContext) -> Iterator[Diagnostic]:
     )
 
 
-@rule("ES303", "no-new-skips-missing")
+@rule("ES303", "no-new-skips-missing", offers=("mandatory-assertions",))
 def no_new_skips_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     """No `no_new_skips` grader.
 
@@ -326,7 +326,7 @@ def no_new_skips_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     )
 
 
-@rule("ES304", "changed-paths-within-missing")
+@rule("ES304", "changed-paths-within-missing", offers=("mandatory-assertions",))
 def changed_paths_within_missing(ctx: TaskContext) -> Iterator[Diagnostic]:
     """No `changed_paths_within` grader.
 

@@ -229,7 +229,7 @@ def _read(path: Path, limit: int | None = None) -> bytes | None:
         return None
 
 
-@rule("ES406", "tests-folder-without-init")
+@rule("ES406", "tests-folder-without-init", offers=("create-init",))
 def tests_folder_without_init(ctx: TaskContext) -> Iterator[Diagnostic]:
     """A tests folder the test command discovers has no `__init__.py`.
 

@@ -11,7 +11,7 @@ from pygls.lsp.server import LanguageServer
 from endstate_lsp.convert import Lines, path_to_uri, uri_to_path
 
 MAX_BYTES = 1 << 20
-"""A task.json over 1 MiB is not analysed (ES001 says so); no file larger is read."""
+"""No file larger is read from the disk (a task.json buffer over it is lint's to report)."""
 
 MANIFEST = "task.json"
 

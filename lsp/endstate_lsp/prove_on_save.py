@@ -30,7 +30,7 @@ from endstate_author.engine.textsafe import one_line
 from endstate_author.selfrun import child_env, python_module
 from endstate_lsp.convert import uri_to_path
 from endstate_lsp.guard import guarded
-from endstate_lsp.prove_report import event_of, place_findings, read_prove
+from endstate_lsp.prove_report import place_findings, read_prove
 from endstate_lsp.state import ProveResult, ProveRun
 
 if TYPE_CHECKING:
@@ -54,9 +54,9 @@ class ProveOnSave:
     def __init__(self, ls: EndstateServer) -> None:
         self.ls = ls
         self.count = 0
-        self.sandboxes: dict[str, tuple[str, str | None]] = {"local": ("local", None)}
-        """The sandbox (kind, image) prove chose per setting, as it said ("local" needs no
-        asking): the cached results of a save are looked up under it."""
+        self.sandboxes: dict[str, Any] = {}
+        """The sandbox prove chose per setting, as it said (read by endstate_author): the
+        cached results of a save are looked up under it."""
 
     def base(self) -> list[str]:
         custom = os.environ.get(PROVE_CMD_ENV)
@@ -124,8 +124,11 @@ class ProveOnSave:
     async def _show_cached(self, root: Path, run: ProveRun) -> None:
         """The results the cache holds for the task as saved, shown before any check runs."""
         try:
-            sandbox = self.sandboxes.get(self.ls.settings.sandbox)
-            known = await asyncio.to_thread(_read_cache, root, sandbox, self.prove_options())
+            setting = self.ls.settings.sandbox
+            known, chosen = await asyncio.to_thread(
+                _read_cache, root, self.sandboxes.get(setting), setting, self.prove_options()
+            )
+            self.sandboxes.setdefault(setting, chosen)  # unless prove said meanwhile
         except Exception as exc:
             known = None
             self.ls.log(f"prove: reading the cache failed: {type(exc).__name__}: {exc}")
@@ -143,29 +146,21 @@ class ProveOnSave:
                 )
         await self._show(root, run)
 
-    def _arrived(self, root: Path, run: ProveRun, event: dict[str, Any]) -> str | None:
-        """A line of prove's ``--progress-json``; what the progress should say, if anything."""
-        kind = event.get("event")
-        if kind == "sandbox":
-            image = event.get("image")
-            if event.get("kind") in ("local", "docker"):
-                self.sandboxes[self.ls.settings.sandbox] = (
-                    event["kind"],
-                    image if isinstance(image, str) else None,
-                )
+    def _arrived(self, root: Path, run: ProveRun, event: Any) -> str | None:
+        """An event of prove's ``--progress-json`` (a ``prove.wire.Event``); what to show."""
+        if event.kind == "sandbox":
+            self.sandboxes[self.ls.settings.sandbox] = event.sandbox
             return None
-        if kind == "start":
-            return f"checking: {event.get('check')}"
-        result = event.get("result")
-        if kind != "done" or not isinstance(result, dict) or not isinstance(
-            result.get("check"), str
-        ):
+        if event.kind == "start":
+            return f"checking: {event.check}"
+        result = event.result
+        if event.kind != "done" or result is None:
             return None
-        if result.get("cached") is True:
+        if result.cached:
             run.answered += 1
         else:
-            run.ran.append(result["check"])
-        run.results[result["check"]] = result  # made a CheckResult off the event loop
+            run.ran.append(result.check)
+        run.results[result.check] = result
         if run.shower is None or run.shower.done():
             run.shower = asyncio.get_running_loop().create_task(self._show(root, run))
         else:
@@ -317,6 +312,7 @@ class ProveOnSave:
             kill_group(proc, signal.SIGTERM)
 
         said: list[str] = []  # what prove said besides progress (a missing image, say)
+        refused: list[str] = []  # events of a wire version this server cannot read
 
         async def read_stderr() -> None:
             assert proc.stderr is not None
@@ -324,12 +320,20 @@ class ProveOnSave:
                 text = line.decode("utf-8", errors="replace").strip()
                 if not text:
                     continue
-                event = event_of(text)
-                if event is not None:
-                    message = self._arrived(root, run, event) if self.current(root, run) else None
-                    if message:
-                        await show(lsp.WorkDoneProgressReport(message=message[:200]))
-                    continue
+                if text.startswith("{"):  # an event: read off the event loop, in order
+                    try:
+                        event = await asyncio.to_thread(_read_event, text)
+                    except Exception as exc:  # a newer prove's wire version: said once
+                        if not refused:
+                            self.ls.log(f"prove: {type(exc).__name__}: {exc}")
+                        refused.append(text)
+                        continue
+                    if event is not None:
+                        current = self.current(root, run)
+                        message = self._arrived(root, run, event) if current else None
+                        if message:
+                            await show(lsp.WorkDoneProgressReport(message=message[:200]))
+                        continue
                 if not text.startswith("checking: "):
                     said.append(text)
                 await show(lsp.WorkDoneProgressReport(message=text[:200]))
@@ -348,7 +352,9 @@ class ProveOnSave:
         if run.cancelled:
             await show(lsp.WorkDoneProgressEnd(message="cancelled by a newer save"))
             return
-        result = read_prove(out, proc.returncode, seconds, root.parent, " ".join(said))
+        result = await asyncio.to_thread(  # off the event loop: read by prove's wire module
+            read_prove, out, proc.returncode, seconds, root.parent, " ".join(said)
+        )
         state = self.ls.tasks[root]
         if state.prove is not run:
             await show(lsp.WorkDoneProgressEnd(message="superseded by a newer save"))
@@ -384,34 +390,40 @@ def _import_quietly(name: str) -> None:
         importlib.import_module(name)
 
 
-def _read_cache(
-    root: Path, sandbox: tuple[str, str | None] | None, options: dict[str, Any]
-) -> Any:
-    """(In a worker thread.) What the cache knows of ``root`` as saved: a
-    :class:`~endstate_author.assist.proof.KnownProof`, with no results when prove's sandbox is
-    not known yet; None when the task does not load."""
+def _read_cache(root: Path, sandbox: Any, setting: str, options: dict[str, Any]) -> Any:
+    """(In a worker thread.) What the cache knows of ``root`` as saved (a ``KnownProof``, None
+    when the task does not load), and the sandbox looked up: ``sandbox``, what prove last
+    said it chose, else what the one sandbox choice decides for ``setting``."""
     # prove's package (~0.1-0.5 s to import) is loaded by the first save, in this worker
     # thread, never at server start nor on the event loop: deferred
     from endstate_author.assist import proof
 
+    if sandbox is None:
+        sandbox = proof.decided_sandbox(setting)
     try:
-        return proof.cached_proof(root, sandbox, **options)
+        return proof.cached_proof(root, sandbox, **options), sandbox
     except SystemError:  # CPython < 3.11.8: ast.parse racing the event loop's lint (gh-106905)
-        return proof.cached_proof(root, sandbox, **options)
+        return proof.cached_proof(root, sandbox, **options), sandbox
 
 
 def _findings(
     root: Path, known: list[Any], static: list[Diagnostic]
 ) -> tuple[list[Diagnostic], int, int]:
-    """(In a worker thread.) The findings of the results known so far (streamed ones are
-    still JSON), how many results count and how many failed."""
+    """(In a worker thread.) The findings of the results known so far, how many results
+    count and how many failed."""
     # deferred: as in _read_cache
     from endstate_author.assist import proof
 
-    results = [proof.result_from_json(r) if isinstance(r, dict) else r for r in known]
-    valid = [r for r in results if r is not None]
-    failed = sum(r.outcome == "fail" for r in valid)
-    return proof.findings(root, valid, static), len(valid), failed
+    failed = sum(r.outcome == "fail" for r in known)
+    return proof.findings(root, known, static), len(known), failed
+
+
+def _read_event(line: str) -> Any:
+    """(In a worker thread.) A line prove printed on stderr as its event (None: no event)."""
+    # deferred: as in _read_cache
+    from endstate_author.assist import proof
+
+    return proof.read_event(line)
 
 
 def _remove_containers_of(pid: int) -> int:

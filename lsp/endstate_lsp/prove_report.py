@@ -1,5 +1,6 @@
-"""Reading what prove prints for the server: its JSON report, its ``--progress-json`` lines,
-and where its findings about task.json go.
+"""Reading what prove prints for the server: its JSON report, and where its findings about
+task.json go (its ``--progress-json`` lines and the report's checks are read by
+endstate_author's wire module).
 """
 
 from __future__ import annotations
@@ -15,22 +16,15 @@ from endstate_author.engine.textsafe import one_line
 from endstate_lsp.state import ProveResult
 
 
-def event_of(text: str) -> dict[str, Any] | None:
-    """A ``--progress-json`` line as an object (None for any other line prove printed)."""
-    if not text.startswith("{"):
-        return None
-    try:
-        event = json.loads(text)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None
-
-
 def read_prove(
     out: bytes, code: int | None, seconds: float, cwd: Path, stderr: str = ""
 ) -> ProveResult:
     """prove's JSON report → findings and a one-line summary for the code lens (with what
-    prove said on stderr when there is no report: one error before any check ran)."""
+    prove said on stderr when there is no report: one error before any check ran). Called in
+    a worker thread: the report's checks are read by prove's own wire module."""
+    # deferred: prove's package (~0.2 s to import) loads off the event loop, in this thread
+    from endstate_author.assist.proof import checks_of_report
+
     try:
         report = json.loads(out.decode("utf-8", errors="replace") or "null")
     except ValueError:
@@ -64,16 +58,13 @@ def read_prove(
                     example := item.get("counterexample"), dict) else None,
             )
         )
-    checks = [
-        c
-        for t in report.get("tasks") or []
-        if isinstance(t, dict)
-        for c in t.get("checks") or []
-        if isinstance(c, dict)
-    ]
-    outcomes = [str(c.get("outcome")) for c in checks]
-    failed = [str(c.get("check")) for c in checks if c.get("outcome") == "fail"]
-    unassessed = [str(c.get("check")) for c in checks if c.get("outcome") == "unassessed"]
+    try:
+        checks = checks_of_report(report)
+    except ValueError as exc:  # a newer prove's wire version: said, never guessed at
+        return ProveResult(False, one_line(f"prove's report cannot be read: {exc}"), seconds)
+    outcomes = [c.outcome for c in checks]
+    failed = [c.check for c in checks if c.outcome == "fail"]
+    unassessed = [c.check for c in checks if c.outcome == "unassessed"]
     if failed:
         summary = f"prove failed: {', '.join(failed[:3])}" + (" …" if len(failed) > 3 else "")
     elif unassessed:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool, ValidationError
 from pydantic.alias_generators import to_camel
 
+from endstate_harness.sandbox.choice import DEFAULT_KIND, SandboxKind
+
 SECTION = "endstate-author"
 """The configuration section a client keeps these settings under."""
 
-Sandbox = Literal["docker", "local", "auto"]
-SANDBOXES: tuple[Sandbox, ...] = ("docker", "local", "auto")
+SANDBOXES: tuple[str, ...] = tuple(kind.value for kind in SandboxKind)
+"""What ``sandbox`` may say: what ``--sandbox`` of every command takes, passed to prove as
+given (prove's one sandbox choice decides what ``auto`` is)."""
 
 MAX_DEBOUNCE_MS = 10000
 
@@ -32,7 +35,9 @@ PROBLEMS: dict[str, str] = {
     "trusted": "trusted must be true or false",
     "proveOnSave": "proveOnSave must be true or false",
     "debounceMs": f"debounceMs must be a number of milliseconds between 0 and {MAX_DEBOUNCE_MS}",
-    "sandbox": 'sandbox must be "docker", "local" or "auto"',
+    "sandbox": "sandbox must be "
+    + ", ".join(f'"{kind}"' for kind in SANDBOXES[:-1])
+    + f' or "{SANDBOXES[-1]}"',
 }
 """What is said about a rejected value, by key (each message starts with the key)."""
 
@@ -51,7 +56,7 @@ class Settings(BaseModel):
     trusted: StrictBool = False
     prove_on_save: StrictBool = True
     debounce_ms: Annotated[int, BeforeValidator(_milliseconds)] = 150
-    sandbox: Sandbox = "auto"
+    sandbox: SandboxKind = DEFAULT_KIND
 
     def update(self, raw: Any) -> list[str]:
         """Merge a settings object; returns one complaint per key whose value was ignored."""

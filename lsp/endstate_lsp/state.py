@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from endstate_author.assist import Graders
 from endstate_author.engine.config import Config, discover
@@ -44,9 +44,9 @@ class ProveRun:
     cancelled: bool = False
     order: list[str] = field(default_factory=list)
     """Every planned check, in prove's order (empty until the cache was read)."""
-    results: dict[str, CheckResult | dict[str, Any]] = field(default_factory=dict)
+    results: dict[str, CheckResult] = field(default_factory=dict)
     """Results known so far, by check name: cached ones read at the save, and streamed ones
-    as prove printed them (JSON, made results off the event loop)."""
+    as prove printed them (read off the event loop)."""
     static: list[Diagnostic] | None = None
     """Lint findings prove repeats beside its checks (None until computed)."""
     ran: list[str] = field(default_factory=list)
@@ -58,7 +58,7 @@ class ProveRun:
     shower: asyncio.Task[None] | None = None
     """The task showing results (one at a time, in order)."""
 
-    def known(self) -> list[CheckResult | dict[str, Any]]:
+    def known(self) -> list[CheckResult]:
         """The results known so far, in prove's order (any the plan did not name last)."""
         ordered = [self.results[n] for n in self.order if n in self.results]
         planned = set(self.order)

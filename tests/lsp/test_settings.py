@@ -56,8 +56,8 @@ def test_valid_camel_case_values(wrap: bool) -> None:
             float("nan"),
             "debounceMs must be a number of milliseconds between 0 and 10000",
         ),
-        ("sandbox", "podman", 'sandbox must be "docker", "local" or "auto"'),
-        ("sandbox", ["local"], 'sandbox must be "docker", "local" or "auto"'),
+        ("sandbox", "podman", 'sandbox must be "auto", "docker" or "local"'),
+        ("sandbox", ["local"], 'sandbox must be "auto", "docker" or "local"'),
     ],
 )
 def test_a_bad_value_is_one_warning_and_the_rest_apply(key: str, value: Any, problem: str) -> None:
@@ -77,7 +77,7 @@ def test_several_bad_values_one_warning_each() -> None:
         "trusted must be true or false",
         "proveOnSave must be true or false",
         "debounceMs must be a number of milliseconds between 0 and 10000",
-        'sandbox must be "docker", "local" or "auto"',
+        'sandbox must be "auto", "docker" or "local"',
     ]
     assert settings == Settings()
 

@@ -14,6 +14,7 @@ import pytest
 from endstate_author.assist.proof import cached_proof
 from endstate_author.prove import checkcache
 from endstate_author.prove.model import CheckResult, Job, ProveContext, ProveOptions
+from endstate_author.prove.wire import WIRE_VERSION
 from endstate_harness.sandbox.choice import SandboxChoice
 from endstate_harness.task import load_task
 from tests.prove.test_prove import STRICT_HOLDOUT, manifest, outcomes, prove
@@ -89,7 +90,8 @@ def test_holdout_edit_streams_and_spares_the_visible_check(task: Path, tmp_path:
     rc, first, err = prove(str(task), *groups, "--progress-json", cache=cache)
     events = _events(err)
     assert rc == 0 and events[0] == {
-        "event": "sandbox", "kind": "local", "image": None, "reason": "--sandbox local",
+        "event": "sandbox", "wire_version": WIRE_VERSION, "kind": "local", "image": None,
+        "reason": "--sandbox local",
         **SandboxChoice("local", reason="--sandbox local").describe(),  # walls, and why not
     }
     done = [e for e in events if e["event"] == "done"]
@@ -99,7 +101,8 @@ def test_holdout_edit_streams_and_spares_the_visible_check(task: Path, tmp_path:
     holdout.write_text(holdout.read_text() + "\n# one more comment\n")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ENDSTATE_AUTHOR_CACHE", str(cache))
-        known = cached_proof(task, ("local", None), only=["directions", "holdout", "visible"])
+        known = cached_proof(task, SandboxChoice("local"),
+                             only=["directions", "holdout", "visible"])
     assert known is not None
     assert list(known.results) == ["visible tests fail on the fixture"]
     assert sorted(known.pending) == ["fixture fails", "holdout sentinel", "same verdict under "

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from endstate_author.prove.wire import WIRE_VERSION, decode_check
 from tests.rules.conftest import FIXTURE, SOLUTION, TaskBuilder, good
 
 HARDENED = [
@@ -126,8 +127,11 @@ def test_sound_task_proves_clean_and_is_never_modified(build: TaskBuilder, cache
     assert tree_digest(task) == before
     task_json = data["tasks"][0]
     assert task_json["task"] == "fix-chunk-off-by-one" and task_json["path"] == str(task)
+    assert data["wire_version"] == WIRE_VERSION  # the report says its version (prove.wire)
     for check in task_json["checks"]:
-        assert set(check) == {"check", "outcome", "seconds", "detail"}
+        # the keys a report always had, and each the wire's one record of a check
+        assert set(check) >= {"check", "outcome", "seconds", "detail"}
+        assert decode_check(check) is not None
         assert check["outcome"] in ("pass", "skipped")
     assert outcomes(data)["probe early-exit"] == "pass"
 

@@ -1,10 +1,19 @@
-"""Which sandbox a run uses, and why: one choice for prove, eval, redteam, run, the hook and
-the language server.
+"""Which sandbox a run uses, and why: one choice for prove, eval, redteam, run, the hook,
+the language server and the library's ``ProveOptions`` (:func:`resolve_sandbox`).
+
+Every one of them asks :func:`resolve_sandbox`, with :data:`DEFAULT_KIND` when nothing is
+said; none guesses before it. The editors' settings (VS Code, Neovim, Helix) offer
+:class:`SandboxKind` with :data:`DEFAULT_KIND` as the default, held to it by a test. prove's
+early start, which begins before prove's imports, asks :func:`decide_ahead`: the same
+decision, made sooner in a thread of its own and kept for the command's own
+:func:`resolve_sandbox`, so that one command makes one decision.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -13,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import endstate_harness.sandbox.walls as walls
 from endstate_harness.errors import SandboxError
 from endstate_harness.sandbox.command import hash_seed_value
+from endstate_harness.sandbox.docker.address import nothing_listens
 from endstate_harness.sandbox.scratch import grading_scratch_root
 
 if TYPE_CHECKING:  # the base pulls in the task model; a command that only parses
@@ -181,21 +191,64 @@ def where_ran(kind: str | None, image: str | None = None, walls: str | None = No
     return "local (not isolated)"
 
 
+_Key = tuple[SandboxKind, str | None, str | None]
+_ahead: dict[_Key, Future[SandboxChoice]] = {}
+_ahead_lock = threading.Lock()
+
+
+def decide_ahead(
+    kind: SandboxKind | str = DEFAULT_KIND, image: str | None = None, *, version: str | None = None
+) -> SandboxChoice:
+    """:func:`resolve_sandbox`'s decision, made now and kept for the command's own call with
+    the same ``kind``, ``image`` and ``version`` (taken once).
+
+    Why: prove's early start (:mod:`endstate_author.cli.prove_early`) must know whether the
+    local sandbox grades before prove's imports are done, and the command then decides again
+    ~0.3 s later; two decisions could differ (a daemon starting meanwhile), and guessing
+    from the environment instead once disagreed with the choice. The command that asks while
+    this one is still deciding waits for its answer. No image is pulled here: only ``auto``
+    and ``local`` without an image are decided ahead (a ``docker`` run never grades locally).
+
+    Raises:
+        ValueError: ``kind`` is none of auto, docker, local, or asks for a pull (docker, an
+            image).
+    """
+    kind = SandboxKind(kind)
+    if kind is SandboxKind.docker or image:
+        raise ValueError("only auto and local without --image are decided ahead")
+    future: Future[SandboxChoice] = Future()
+    with _ahead_lock:
+        _ahead[(kind, image, version)] = future
+    try:
+        choice = _decide(kind, image, version=version, say=None, pull=False)
+    except BaseException as exc:
+        future.set_exception(exc)
+        raise
+    future.set_result(choice)
+    return choice
+
+
 def resolve_sandbox(
     kind: SandboxKind | str = DEFAULT_KIND,
     image: str | None = None,
     *,
     version: str | None = None,
     say: Callable[[str], None] | None = None,
+    pull: bool = True,
 ) -> SandboxChoice:
     """The sandbox a run uses, decided once before any task starts.
 
     ``auto``: Docker when the daemon answers and the image is present, else local with the
-    reason; an explicit ``image`` is a request for Docker (checked as for ``docker``) whenever
-    a daemon answers. ``docker``: the image is checked here, so that a missing image is
-    one error instead of one per task; with no daemon at all the choice is returned anyway
-    (each sandbox then fails to start, which prove reports as unassessed and eval as an
-    error). ``local``: no question asked.
+    reason (no daemon is asked where none can listen: a Unix socket that is not there); an
+    explicit ``image`` is a request for Docker (checked as for ``docker``) whenever a daemon
+    answers. ``docker``: the image is checked here, so that a missing image is one error
+    instead of one per task; with no daemon at all the choice is returned anyway (each
+    sandbox then fails to start, which prove reports as unassessed and eval as an error).
+    ``local``: no question asked. A decision :func:`decide_ahead` made for this command is
+    the answer.
+
+    ``pull=False`` asks without side effects (an editor looking up cached results): an absent
+    image is named, not pulled, and the choice is not ``ready``.
 
     Raises:
         SandboxError: ``docker`` was asked for, the daemon answers, and the image is not
@@ -203,8 +256,28 @@ def resolve_sandbox(
         ValueError: ``kind`` is none of auto, docker, local.
     """
     kind = SandboxKind(kind)
+    with _ahead_lock:
+        made = _ahead.pop((kind, image, version), None)
+    if made is not None:
+        return made.result()
+    return _decide(kind, image, version=version, say=say, pull=pull)
+
+
+def _decide(
+    kind: SandboxKind,
+    image: str | None,
+    *,
+    version: str | None,
+    say: Callable[[str], None] | None,
+    pull: bool,
+) -> SandboxChoice:
     if kind is SandboxKind.local:
         return SandboxChoice("local", reason="--sandbox local")
+    if kind is SandboxKind.auto and nothing_listens():
+        # no socket, no daemon: the Docker client (~75 ms) is not even imported
+        return SandboxChoice(
+            "local", reason="no Docker daemon answers (use --sandbox docker once it runs)"
+        )
     # deferred: the Docker client costs ~75 ms to import; only a run that may use it asks
     from endstate_harness.sandbox.docker.daemon import docker_available
 
@@ -234,8 +307,12 @@ def resolve_sandbox(
             )
         return SandboxChoice("docker", resolved.image, reason=f"Docker answers; image: "
                              f"{resolved.reason}")
-    resolved = usable_image(image, version, say=say or (lambda _line: None))
     asked = "--sandbox docker" if kind is SandboxKind.docker else "Docker answers"
+    if not pull:
+        resolved = resolve_image(image, version)
+        return SandboxChoice("docker", resolved.image, ready=bool(resolved.present),
+                             reason=f"{asked}; image: {resolved.reason}")
+    resolved = usable_image(image, version, say=say or (lambda _line: None))
     return SandboxChoice("docker", resolved.image, reason=f"{asked}; image: {resolved.reason}")
 
 
@@ -247,6 +324,7 @@ __all__ = [
     "SandboxError",
     "SandboxKind",
     "SandboxMaker",
+    "decide_ahead",
     "resolve_sandbox",
     "where_ran",
 ]

@@ -1,5 +1,7 @@
 """Code actions: ``textDocument/codeAction`` for task.json (quick fixes and fix-all), and
-quick fixes for its findings in other files of the task (ES601 in a holdout test).
+quick fixes for its findings in other files of the task (a holdout test's name missing from
+prompt.md). Which findings an action answers is endstate_author's to say (the rules declare
+it); this module holds no rule codes.
 """
 
 from __future__ import annotations
@@ -26,10 +28,6 @@ from endstate_lsp.guard import guarded
 
 if TYPE_CHECKING:
     from endstate_lsp.server import EndstateServer
-
-ASSERTION_CODES = ("ES301", "ES302", "ES303", "ES304")
-"""The findings "add the missing mandatory assertions" answers."""
-
 
 def workspace_edit(ls: EndstateServer, action: Action, doc: TaskDocument) -> lsp.WorkspaceEdit:
     """An action's edits and creates as document changes (edits on the document itself use
@@ -97,8 +95,8 @@ def to_code_action(
 
 
 def other_file_actions(ls: EndstateServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """Quick fixes for findings lint placed in another file of a task (ES601 in a holdout
-    test: name it in prompt.md), when the task's task.json is open."""
+    """Quick fixes for findings lint placed in another file of a task (a holdout test: name
+    it in prompt.md), when the task's task.json is open."""
     path = uri_to_path(params.text_document.uri)
     root = task_root_of(path) if path is not None else None
     if path is None or root is None:
@@ -152,9 +150,9 @@ def register(ls: EndstateServer) -> None:
                 if not any(overlaps(d.range, params.range) for d in lsp_diags):
                     continue
                 out.append(to_code_action(ls, action, doc, lsp_diags, quick))
-            extra = mandatory_assertions(doc.root, doc.data)
+            extra = mandatory_assertions(doc.root, doc.data, diags)
             if extra is not None:
-                related = [to_lsp(d, doc.lines) for d in diags if d.code in ASSERTION_CODES]
+                related = [to_lsp(d, doc.lines) for d in extra.diagnostics]
                 out.append(to_code_action(ls, extra, doc, related, quick))
         if want_all:
             everything = fix_all(diags)

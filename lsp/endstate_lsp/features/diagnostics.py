@@ -14,10 +14,11 @@ from lsprotocol import types as lsp
 
 from endstate_author.assist import task_root_of
 from endstate_author.engine.context import TaskContext
+from endstate_author.engine.declare import found_by_prove
 from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.lint.run import run_rules
 from endstate_lsp.convert import Lines, path_to_uri, to_lsp, uri_to_path
-from endstate_lsp.documents import MANIFEST, MAX_BYTES
+from endstate_lsp.documents import MANIFEST
 from endstate_lsp.guard import guarded
 from endstate_lsp.prove_report import place_findings
 
@@ -67,21 +68,13 @@ class Diagnostics:
             return {}
         data = buffer.data
         root = path.parent
-        if len(data) > MAX_BYTES:
-            big = Diagnostic(
-                "ES001",
-                "error",
-                f"task.json is {len(data) / 1048576:.1f} MiB; a manifest "
-                "over 1 MiB is not analysed",
-                path,
-            )
-            return {uri: [to_lsp(big, buffer.lines)]}
+        # a buffer over lint's size limit is lint's to report, as for a file on disk
         found = self.lint_buffer(root, data)
         state = self.ls.tasks.get(root)
         if state is not None and state.proof is not None:
-            # prove repeats lint's own findings (ES311 beside its checks, ES001/ES101… for a
-            # task that does not load): the buffer's lint above already has them, newer
-            proved = [d for d in state.proof.diagnostics if d.code.startswith("ES9")]
+            # prove repeats lint's own findings (its static warnings beside its checks, the
+            # reasons a task does not load): the buffer's lint above already has them, newer
+            proved = [d for d in state.proof.diagnostics if found_by_prove(d.code)]
             found = found + place_findings(proved, data)
         self.last[uri] = found
         grouped: dict[str, list[lsp.Diagnostic]] = {uri: []}

@@ -15,6 +15,7 @@ import endstate_harness.inside as inside
 from endstate_harness.errors import SandboxError
 from endstate_harness.fdtree import remove_tree
 from endstate_harness.process.cleanup import pid_alive
+from endstate_harness.sandbox.docker.address import daemon_url
 from endstate_harness.sandbox.scratch import SCRATCH_PREFIX
 
 DEFAULT_IMAGE = "python:3.12-slim"
@@ -118,15 +119,11 @@ def default_image() -> str:
     return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
 
 
-def _daemon_url() -> str:
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-
-
 def unreachable_message(detail: str = "") -> str:
     """The one message for a daemon that does not answer, naming the fix."""
     why = f" ({detail})" if detail else ""
     return (
-        f"cannot reach the Docker daemon at {_daemon_url()}{why}: start it "
+        f"cannot reach the Docker daemon at {daemon_url()}{why}: start it "
         "(sudo systemctl start docker, or sudo dockerd &), check DOCKER_HOST and that you may use "
         "the socket, or use --sandbox local"
     )
