@@ -46,7 +46,7 @@ from endstate_author.prove.mutation import Mutant
 from endstate_harness.errors import SandboxError
 from endstate_harness.graders import reads_sealed_state_only, requirements_checks
 from endstate_harness.graders.environment import ProgramProbe, environment_failure, program_probe
-from endstate_harness.graders.judge.grader import judge_variants
+from endstate_harness.graders.judge.grader import TIMED_OUT, judge_variants
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.variant import variant_of
 from endstate_harness.task import GraderSpec, Task
@@ -70,6 +70,15 @@ def batch_count(mutants: int, workers: int) -> int:
     rounds = -(-mutants // (BATCH_SIZE * workers))
     return max(1, min(rounds * workers, mutants // 2))
 
+
+TIME_BOUND = (4.0, 0.1)
+"""A mutant's time bound in its batch: (factor, floor in seconds). A mutant whose tests run
+past ``max(4 × the solution's own run, 0.1 s)`` is cut and counted killed, "timed out", as
+mutation testers do; the solution's run is measured in the same judge just before the batch
+(again before a cut is confirmed), exactly as a mutant's is timed, so a busy machine slows
+the bound with the run it bounds. A cut counts only when a second run is cut as well
+(``judge.main._bounded`` says why), so a mutant that loops costs about two bounds, not the
+30 s call limit. Measured here: the solution's run in a batch is ... ms."""
 
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
@@ -180,7 +189,7 @@ class MutantBatch:
         judged (one whose judging failed for the environment's sake has none)."""
         variants = [{m.path: text} for m, text, _ in left]
         try:
-            verdicts = judge_variants(sandbox, variants, **self.grader.args)
+            verdicts = judge_variants(sandbox, variants, TIME_BOUND, **self.grader.args)
         except TypeError:  # arguments judged_tests does not take: each graded alone
             return {}
         if len(verdicts) < len(variants):
@@ -189,6 +198,10 @@ class MutantBatch:
         for (mutant, _text, before), verdict in zip(left, verdicts, strict=False):
             if verdict.passed and requires.passed:  # every grader passed it
                 out[mutant.id] = ("fail", survivor_detail(mutant))
+                continue
+            cut = [c for c in verdict.checks if c.name.endswith(f": {TIMED_OUT}")]
+            if cut and not cut[0].passed:  # killed by its time bound, twice over
+                out[mutant.id] = ("pass", f"{mutant.description}: {cut[0].detail}")
                 continue
             if verdict.passed or environment_failure(verdict, specs=[self.grader], probe=probe):
                 continue  # not judged here: graded alone

@@ -216,12 +216,17 @@ def _conversation(config: dict[str, Any]) -> Conversation:
 
 
 def _run_tests(config: dict[str, Any], tally: Tally, top: str,
-               variant: dict[str, str | None] | None, pin: bool = True) -> dict[str, Any]:
+               variant: dict[str, str | None] | None, pin: bool = True,
+               limit_s: float | None = None) -> dict[str, Any]:
     """One run of the trusted tests against the child (in ``variant``'s process, if given);
     ``pin``: first ask the child onto the judge's CPU (the first variant's run does it for
-    every variant the child forks)."""
+    every variant the child forks); ``limit_s``: the variant's time bound (its report then
+    says ``timed_out`` when it was cut there and the child could go on)."""
     trusted = config["trusted_dir"]
     conv = _conversation(config)
+    whole = conv.deadline
+    cut_at = time.monotonic() + limit_s if limit_s is not None else whole
+    conv.deadline = min(whole, cut_at)
     if pin and config.get("cpu") is not None:
         try:
             conv.request("pin", cpu=config["cpu"])
@@ -230,10 +235,12 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
                     "child": conv.gone}
     if variant is not None:
         try:
-            conv.request("variant", files=variant)
+            conv.request("variant", files=variant,
+                         limit_s=None if limit_s is None else limit_s * CHILD_MARGIN)
         except Exception as exc:  # the variant could not start: said, never a pass
             return {"fatal": f"the variant did not start: {type(exc).__name__}: {exc}",
                     "child": conv.gone}
+    began = time.monotonic()  # the tests' own time, after the child's work for the variant
     install(conv, set(config["modules"]), config.get("helpers") or {})
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
@@ -251,12 +258,20 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     while conv.scopes:  # a scope the suite left open (it never should): ended all the same
         conv.close_scope()
     gone = conv.gone
+    report: dict[str, Any] = {"outcomes": result.outcomes, "python": sys.version.split()[0],
+                              "ran_s": time.monotonic() - began}
+    if limit_s is not None and gone and conv.expired and time.monotonic() >= cut_at:
+        # cut at its bound: the process it was forked from ends it, says so, and forks the
+        # next (an answer that does not come stops the batch, as a hang did)
+        cut = conv.await_ended(cut_at + limit_s * CHILD_MARGIN + ENDED_GRACE_S)
+        return {**report, "child": None if cut else gone, "timed_out": limit_s}
+    conv.deadline = whole  # its bound is for its code, not for ending it
     if variant is not None and not gone:
         try:
             conv.request("end")
         except Exception as exc:  # its outcomes stand; the batch stops (state unknown)
             gone = f"the variant's process did not end cleanly: {type(exc).__name__}"
-    return {"outcomes": result.outcomes, "child": gone, "python": sys.version.split()[0]}
+    return {**report, "child": gone}
 
 
 def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, Any]:
@@ -266,21 +281,109 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
     says what, and why not a process of the judge's own per variant). The batch stops at the
     first variant whose child did not end cleanly (hung, crashed: the child's protocol state
     is then unknown) or whose tests left what cannot be put back; the grader grades the rest
-    apart."""
+    apart.
+
+    With a ``bound`` (factor, floor in seconds): the tests first run on the tree as it is (the
+    solution), timed; a variant that runs past ``max(factor × that time, floor)`` is cut there
+    (:func:`_bounded`) and the batch goes on, so a mutant that loops costs a few of the
+    solution's own runs rather than the whole call limit."""
     reports: list[dict[str, Any]] = []
+    bound = _bound_of(config.get("bound"))
+    reference: float | None = None
+    if bound is not None:
+        reference, stop = _reference(config, tally, top, pin=True)
+        if stop:
+            return {"variants": [], "python": sys.version.split()[0]}
     for index, variant in enumerate(config["variants"]):
-        before = Leftovers(config["trusted_dir"])
-        try:
-            report = _run_tests(config, tally, top, variant, pin=index == 0)
-        except BaseException as exc:  # the judge's own failure: reported, never a pass
-            report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
-        reports.append(report)
-        left = before.restore()
-        if report.get("child") or "fatal" in report or left:
+        first = index == 0 and bound is None
+        report, stop = _bounded(config, tally, top, variant, first, bound, reference)
+        if report is not None:
+            reports.append(report)
+        if stop or report is None:
             break
     if reports and not reports[-1].get("child"):
         _settle(config)
     return {"variants": reports, "python": sys.version.split()[0]}
+
+
+CHILD_MARGIN = 1.25
+"""The child kills a cut variant's process this many times its bound after it started: later
+than the judge cuts it (the judge's clock starts first), so a variant that ends just in time
+is never killed under the judge."""
+ENDED_GRACE_S = 5.0
+"""How long past the child's own limit the judge waits for its word that it ended the variant."""
+
+
+def _bound_of(raw: Any) -> tuple[float, float] | None:
+    """(factor, floor_s) from the grader's ``bound``; None for none (or anything malformed)."""
+    if (isinstance(raw, list) and len(raw) == 2
+            and all(type(x) in (int, float) and x > 0 for x in raw)):
+        return float(raw[0]), float(raw[1])
+    return None
+
+
+def _once(config: dict[str, Any], tally: Tally, top: str, variant: dict[str, str | None],
+          pin: bool, limit_s: float | None = None) -> tuple[dict[str, Any], bool]:
+    """One variant's run: its report, and whether the batch must stop."""
+    before = Leftovers(config["trusted_dir"])
+    try:
+        report = _run_tests(config, tally, top, variant, pin=pin, limit_s=limit_s)
+    except BaseException as exc:  # the judge's own failure: reported, never a pass
+        report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
+    left = before.restore()
+    return report, bool(report.get("child") or "fatal" in report or left)
+
+
+_PASSING = ("passed", "skipped", "expected_failure")
+
+
+def _reference(config: dict[str, Any], tally: Tally, top: str,
+               pin: bool = False) -> tuple[float | None, bool]:
+    """The tests on the tree as it is (a variant that changes nothing), timed as a variant's
+    tests are: (seconds, or None when they did not all pass; whether the batch must stop).
+    The time starts once the variant's process is forked: the child's first fork also warms
+    it up (``judge_warm``), which no later variant pays, and which would loosen the bound."""
+    report, stop = _once(config, tally, top, {}, pin)
+    passed = bool(report.get("outcomes")) and all(
+        o.get("outcome") in _PASSING for o in report["outcomes"])
+    return (report["ran_s"] if passed and not stop else None), stop
+
+
+def _bounded(config: dict[str, Any], tally: Tally, top: str, variant: dict[str, str | None],
+             pin: bool, bound: tuple[float, float] | None, reference: float | None,
+             ) -> tuple[dict[str, Any] | None, bool]:
+    """One variant under the bound the reference gives (none without a bound or a passing
+    reference): its report (None: not judged here, the caller grades it apart) and whether
+    the batch stops.
+
+    Why a cut is confirmed before it counts: the bound is wall-clock time, and a machine
+    under load can stall a run that would have passed. A variant cut once is run again at
+    once, under the bound a new reference run (taken now, under the load of now) gives; only
+    a variant cut both times is reported ``timed_out``. A survivor is then reported killed
+    only if the machine stalled it past its bound twice in a row, each time just after the
+    solution ran within a fraction of it; a mutant that loops costs about two bounds."""
+    if bound is None or reference is None:
+        report, stop = _once(config, tally, top, variant, pin)
+        return report, stop
+    factor, floor = bound
+    limit = max(factor * reference, floor)
+    report, stop = _once(config, tally, top, variant, pin, limit)
+    if "timed_out" not in report:
+        return report, stop
+    if stop:  # cut once, and the child cannot go on: graded apart, under the whole limit
+        return None, True
+    again, stop = _reference(config, tally, top)
+    if stop or again is None:  # the solution no longer passes here: nothing is concluded
+        return None, True
+    second = max(factor * again, floor)
+    retry, stop = _once(config, tally, top, variant, False, second)
+    if "timed_out" not in retry:
+        return retry, stop
+    retry["timed_out"] = (
+        f"killed: timed out: ran past its time bound twice ({limit:.3g} s, then {second:.3g} "
+        f"s: {factor:g}x the solution's own run in this judge, {reference:.3g} s then "
+        f"{again:.3g} s, at least {floor:g} s)")
+    return retry, stop
 
 
 def _settle(config: dict[str, Any]) -> None:
