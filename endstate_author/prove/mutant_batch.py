@@ -213,6 +213,16 @@ class MutantBatch:
         return out
 
 
+TIMED_OUT_WORDS = ": killed: timed out: "
+"""How a killed mutant's detail says its time bound cut it (the judge's words, after the
+mutant's description)."""
+
+
+def timed_out(detail: str) -> bool:
+    """Whether a killed mutant's detail says it was cut at its time bound."""
+    return TIMED_OUT_WORDS in detail
+
+
 def survivor_detail(mutant: Mutant) -> str:
     """What ES911 says of a mutant that passes every grader (batched or alone, the same)."""
     where = f"solution/{mutant.path}"

@@ -92,6 +92,8 @@ class Server:
         first variant was asked for (it then answers nothing but the next variant)."""
         self.gone = None
         """Why the last variant's process ended on its own (the judge is told)."""
+        self.cut = False
+        """Whether it was ended here, at its time bound (:func:`_wait_or_kill`)."""
 
     # --- references -------------------------------------------------------------------
 
@@ -255,7 +257,7 @@ class Server:
                 importlib.invalidate_caches()
             return None
         try:
-            status = _wait_or_kill(pid, limit_s)
+            status, cut = _wait_or_kill(pid, limit_s)
             for path, data in saved.items():
                 try:
                     if data is None:
@@ -272,6 +274,7 @@ class Server:
         self.variant = "parent"
         if status != _ENDED << 8:  # ended by its code, not by "end": the judge is waiting
             self.gone = _ended("the variant", status)
+            self.cut = cut
         elif why is not None:
             self.gone = why
         return _NO_REPLY
@@ -346,7 +349,8 @@ class Server:
 
 
 def _wait_or_kill(pid, limit_s):
-    """The exit status of the variant's process ``pid``, killed once ``limit_s`` passed.
+    """The exit status of the variant's process ``pid``, killed once ``limit_s`` passed, and
+    whether it was killed so.
 
     Why here: the judge cuts a variant that runs past its time bound (a mutant that loops) on
     its own clock, but cannot end it: the variant's process still reads the channel, so any
@@ -355,12 +359,12 @@ def _wait_or_kill(pid, limit_s):
     ends it), and its word that the variant ended lets the judge go on to the next variant.
     The judge's own clock started before this one's, so the judge always cuts first."""
     if type(limit_s) not in (int, float) or not limit_s > 0:
-        return os.waitpid(pid, 0)[1]
+        return os.waitpid(pid, 0)[1], False
     deadline = time.monotonic() + limit_s
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            return status
+            return status, False
         left = deadline - time.monotonic()
         if left <= 0:
             break
@@ -372,7 +376,7 @@ def _wait_or_kill(pid, limit_s):
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
-    return os.waitpid(pid, 0)[1]
+    return os.waitpid(pid, 0)[1], True
 
 
 def _drop_bytecode(path):
@@ -460,9 +464,10 @@ def main():
                 value = server.handle(msg)
                 if value is _NO_REPLY:
                     if server.gone:
-                        proto_out.write(dumps({"id": None, "gone": server.gone}))
+                        proto_out.write(dumps({"id": None, "gone": server.gone,
+                                               "cut": server.cut}))
                         proto_out.flush()
-                        server.gone = None
+                        server.gone, server.cut = None, False
                     continue
                 reply = {"id": rid, "ok": server.encode(value)}
             except _EndVariant:

@@ -224,9 +224,7 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     says ``timed_out`` when it was cut there and the child could go on)."""
     trusted = config["trusted_dir"]
     conv = _conversation(config)
-    whole = conv.deadline
-    cut_at = time.monotonic() + limit_s if limit_s is not None else whole
-    conv.deadline = min(whole, cut_at)
+    whole = cut_at = conv.deadline
     if pin and config.get("cpu") is not None:
         try:
             conv.request("pin", cpu=config["cpu"])
@@ -236,11 +234,13 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     if variant is not None:
         try:
             conv.request("variant", files=variant,
-                         limit_s=None if limit_s is None else limit_s * CHILD_MARGIN)
+                         limit_s=None if limit_s is None else limit_s + CHILD_MARGIN_S)
         except Exception as exc:  # the variant could not start: said, never a pass
             return {"fatal": f"the variant did not start: {type(exc).__name__}: {exc}",
                     "child": conv.gone}
     began = time.monotonic()  # the tests' own time, after the child's work for the variant
+    if limit_s is not None:  # (its first fork also warms the child up: no later one does)
+        cut_at = conv.deadline = min(whole, began + limit_s)
     install(conv, set(config["modules"]), config.get("helpers") or {})
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
@@ -260,10 +260,10 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     gone = conv.gone
     report: dict[str, Any] = {"outcomes": result.outcomes, "python": sys.version.split()[0],
                               "ran_s": time.monotonic() - began}
-    if limit_s is not None and gone and conv.expired and time.monotonic() >= cut_at:
+    if limit_s is not None and gone and conv.expired:
         # cut at its bound: the process it was forked from ends it, says so, and forks the
         # next (an answer that does not come stops the batch, as a hang did)
-        cut = conv.await_ended(cut_at + limit_s * CHILD_MARGIN + ENDED_GRACE_S)
+        cut = conv.await_ended(cut_at + CHILD_MARGIN_S + ENDED_GRACE_S)
         return {**report, "child": None if cut else gone, "timed_out": limit_s}
     conv.deadline = whole  # its bound is for its code, not for ending it
     if variant is not None and not gone:
@@ -271,6 +271,8 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
             conv.request("end")
         except Exception as exc:  # its outcomes stand; the batch stops (state unknown)
             gone = f"the variant's process did not end cleanly: {type(exc).__name__}"
+            if conv.ended:  # the child ended it at its bound as its last test was done (its
+                gone = None  # clock starts at the fork, a moment before this one's): it goes on
     return {**report, "child": gone}
 
 
@@ -283,20 +285,15 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
     is then unknown) or whose tests left what cannot be put back; the grader grades the rest
     apart.
 
-    With a ``bound`` (factor, floor in seconds): the tests first run on the tree as it is (the
-    solution), timed; a variant that runs past ``max(factor × that time, floor)`` is cut there
-    (:func:`_bounded`) and the batch goes on, so a mutant that loops costs a few of the
-    solution's own runs rather than the whole call limit."""
+    With a ``bound`` (factor, floor in seconds), a variant that runs past ``max(factor × the
+    tests' time on the tree as it is, floor)`` is cut there and the batch goes on
+    (:func:`_bounded`): a mutant that loops costs a few of the solution's own runs rather
+    than the whole call limit, and no later mutant is left unrun for it."""
     reports: list[dict[str, Any]] = []
     bound = _bound_of(config.get("bound"))
-    reference: float | None = None
-    if bound is not None:
-        reference, stop = _reference(config, tally, top, pin=True)
-        if stop:
-            return {"variants": [], "python": sys.version.split()[0]}
+    limit = [bound[1] if bound is not None else 0.0]
     for index, variant in enumerate(config["variants"]):
-        first = index == 0 and bound is None
-        report, stop = _bounded(config, tally, top, variant, first, bound, reference)
+        report, stop = _bounded(config, tally, top, variant, index == 0, bound, limit)
         if report is not None:
             reports.append(report)
         if stop or report is None:
@@ -306,10 +303,12 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
     return {"variants": reports, "python": sys.version.split()[0]}
 
 
-CHILD_MARGIN = 1.25
-"""The child kills a cut variant's process this many times its bound after it started: later
-than the judge cuts it (the judge's clock starts first), so a variant that ends just in time
-is never killed under the judge."""
+CHILD_MARGIN_S = 0.02
+"""The child kills a variant's process this long past its bound, on its own clock (started at
+the fork, a moment before the judge's, started by the variant's answer): after the judge cut
+it, as a rule, and soon after, since every moment between the two is paid by every mutant
+that loops. When the child is first (the judge's process was not scheduled in time), its word
+says it cut the variant (``cut``), and the judge counts that run as cut as well."""
 ENDED_GRACE_S = 5.0
 """How long past the child's own limit the judge waits for its word that it ended the variant."""
 
@@ -341,8 +340,7 @@ def _reference(config: dict[str, Any], tally: Tally, top: str,
                pin: bool = False) -> tuple[float | None, bool]:
     """The tests on the tree as it is (a variant that changes nothing), timed as a variant's
     tests are: (seconds, or None when they did not all pass; whether the batch must stop).
-    The time starts once the variant's process is forked: the child's first fork also warms
-    it up (``judge_warm``), which no later variant pays, and which would loosen the bound."""
+    The time starts once the variant's process is forked, as a variant's bound does."""
     report, stop = _once(config, tally, top, {}, pin)
     passed = bool(report.get("outcomes")) and all(
         o.get("outcome") in _PASSING for o in report["outcomes"])
@@ -350,40 +348,48 @@ def _reference(config: dict[str, Any], tally: Tally, top: str,
 
 
 def _bounded(config: dict[str, Any], tally: Tally, top: str, variant: dict[str, str | None],
-             pin: bool, bound: tuple[float, float] | None, reference: float | None,
+             pin: bool, bound: tuple[float, float] | None, limit: list[float],
              ) -> tuple[dict[str, Any] | None, bool]:
-    """One variant under the bound the reference gives (none without a bound or a passing
-    reference): its report (None: not judged here, the caller grades it apart) and whether
-    the batch stops.
+    """One variant, under ``limit[0]`` (the batch's bound, updated here) when there is a
+    ``bound``: its report (None: not judged here, the caller grades it apart) and whether the
+    batch stops.
 
+    The reference, the tests' time on the tree as it is, is taken only once a variant is cut
+    (until then the bound is the floor): a batch whose mutants all end pays nothing for it.
     Why a cut is confirmed before it counts: the bound is wall-clock time, and a machine
-    under load can stall a run that would have passed. A variant cut once is run again at
-    once, under the bound a new reference run (taken now, under the load of now) gives; only
-    a variant cut both times is reported ``timed_out``. A survivor is then reported killed
-    only if the machine stalled it past its bound twice in a row, each time just after the
-    solution ran within a fraction of it; a mutant that loops costs about two bounds."""
-    if bound is None or reference is None:
-        report, stop = _once(config, tally, top, variant, pin)
-        return report, stop
+    under load can stall a run that would have passed. After a cut the reference is taken
+    at once, under the load of that moment, and the variant runs again under the bound it
+    gives; a variant is reported ``timed_out`` only when two of its runs each went past
+    ``max(factor × a reference taken right beside that run, floor)``. A survivor is then
+    reported killed only if the machine stalled it past its bound twice, each time beside a
+    run of the solution that stayed within a fraction of it; a mutant that loops costs two
+    or three bounds and as many references."""
+    if bound is None:
+        return _once(config, tally, top, variant, pin)
     factor, floor = bound
-    limit = max(factor * reference, floor)
-    report, stop = _once(config, tally, top, variant, pin, limit)
-    if "timed_out" not in report:
-        return report, stop
-    if stop:  # cut once, and the child cannot go on: graded apart, under the whole limit
-        return None, True
-    again, stop = _reference(config, tally, top)
-    if stop or again is None:  # the solution no longer passes here: nothing is concluded
-        return None, True
-    second = max(factor * again, floor)
-    retry, stop = _once(config, tally, top, variant, False, second)
-    if "timed_out" not in retry:
-        return retry, stop
-    retry["timed_out"] = (
-        f"killed: timed out: ran past its time bound twice ({limit:.3g} s, then {second:.3g} "
-        f"s: {factor:g}x the solution's own run in this judge, {reference:.3g} s then "
-        f"{again:.3g} s, at least {floor:g} s)")
-    return retry, stop
+    current, basis = limit[0], None  # basis: the reference taken just before this run
+    report, stop = _once(config, tally, top, variant, pin, current)
+    counted: list[tuple[float, float]] = []  # (the bound it ran past, the reference beside)
+    while "timed_out" in report:
+        if stop:  # cut, and the child cannot go on: graded apart, under the whole limit
+            return None, True
+        reference, stop = _reference(config, tally, top)
+        if stop or reference is None:  # the solution does not pass here: nothing concluded
+            return None, True
+        fresh = max(factor * reference, floor)
+        limit[0] = fresh
+        if basis is not None or current >= fresh:
+            counted.append((current, reference if basis is None else basis))
+        if len(counted) == 2:
+            report["timed_out"] = (
+                "killed: timed out: ran past its time bound twice ("
+                + ", then ".join(f"{b:.3g} s" for b, _ in counted)
+                + f": {factor:g}x the solution's own run in this judge beside each, "
+                + ", ".join(f"{r:.3g} s" for _, r in counted) + f"; at least {floor:g} s)")
+            return report, False
+        current, basis = fresh, reference
+        report, stop = _once(config, tally, top, variant, False, current)
+    return report, stop
 
 
 def _settle(config: dict[str, Any]) -> None:

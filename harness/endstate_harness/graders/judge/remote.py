@@ -88,6 +88,8 @@ class Conversation:
         self.refused: str | None = None
         self.expired = False
         """Whether a request went unanswered by the deadline (a variant cut at its bound)."""
+        self.ended = False
+        """Whether the child's word that it ended a variant cut at its bound came already."""
 
     # --- isolation --------------------------------------------------------------------
 
@@ -204,6 +206,8 @@ class Conversation:
         except WireError as exc:
             raise self._fail(f"the code under test broke the protocol: {exc}") from None
         if reply.get("id") is None and type(reply.get("gone")) is str:  # a variant's end
+            if reply.get("cut") is True:  # at its bound, by the child: the notice came first
+                self.expired = self.ended = True
             raise self._fail(f"the code under test ended: {reply['gone'][:200]}")
         if reply.get("id") != rid:
             raise self._fail("the code under test answered out of turn")
@@ -230,13 +234,14 @@ class Conversation:
         says, by ``limit`` (monotonic), that it ended it (``judge_child._wait_or_kill``).
         Nothing is sent meanwhile (the variant's process may still read the channel); a late
         answer of the variant's is skipped."""
-        while True:
+        while not self.ended:
             try:
                 reply = loads(self._readline(limit))
             except (ChildGone, WireError):
                 return False
             if reply.get("id") is None and type(reply.get("gone")) is str:
                 return True
+        return True
 
     # --- values -----------------------------------------------------------------------
 
