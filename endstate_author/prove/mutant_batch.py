@@ -74,11 +74,15 @@ def batch_count(mutants: int, workers: int) -> int:
 TIME_BOUND = (4.0, 0.1)
 """A mutant's time bound in its batch: (factor, floor in seconds). A mutant whose tests run
 past ``max(4 × the solution's own run, 0.1 s)`` is cut and counted killed, "timed out", as
-mutation testers do; the solution's run is measured in the same judge just before the batch
-(again before a cut is confirmed), exactly as a mutant's is timed, so a busy machine slows
-the bound with the run it bounds. A cut counts only when a second run is cut as well
-(``judge.main._bounded`` says why), so a mutant that loops costs about two bounds, not the
-30 s call limit. Measured here: the solution's run in a batch is ... ms."""
+mutation testers do (a mutant that never ends used to cost the 30 s call limit, and the
+task's mutant budget then left others unrun). The solution's run is measured in the same
+judge, beside the mutant (once a mutant is first cut, and again before each cut that counts),
+and timed exactly as a mutant's run is, so a busy machine slows the bound with the run it
+bounds. A cut counts only when two runs of the mutant were cut, each beside its own
+measurement (``judge.main._bounded`` says why): a mutant that loops costs two or three bounds.
+The floor is what a small suite's bound is (count-business-days: its 8 tests take 20-40 ms in
+a batch on an idle core, 50-150 ms under a load of 6-11 on 2 cores), and sits well above
+a scheduler's time slice, so a survivor is not cut for a moment off the CPU."""
 
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
