@@ -80,9 +80,9 @@ judge, beside the mutant (once a mutant is first cut, and again before each cut 
 and timed exactly as a mutant's run is, so a busy machine slows the bound with the run it
 bounds. A cut counts only when two runs of the mutant were cut, each beside its own
 measurement (``judge.main._bounded`` says why): a mutant that loops costs two or three bounds.
-The floor is what a small suite's bound is (count-business-days: its 8 tests take 20-40 ms in
-a batch on an idle core, 50-150 ms under a load of 6-11 on 2 cores), and sits well above
-a scheduler's time slice, so a survivor is not cut for a moment off the CPU."""
+The floor is what a small suite's bound is (a one-test suite took 26-44 ms in a batch, and
+count-business-days' 8 tests 42-170 ms, under loads of 5-11 on 2 shared cores), and sits well
+above a scheduler's time slice, so a survivor is not cut for a moment off the CPU."""
 
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
