@@ -155,7 +155,10 @@ class Server:
                 raise WireError("a variant is still open")
             return None
         if self.variant == "parent" and op != "variant":
-            raise WireError("the process of the last variant ended")
+            # a request the judge sent the last variant's process, read here because that
+            # process was ended first (at its bound, or by its code): the judge already had
+            # this process's word that it ended, and an answer now would answer its next one
+            return _NO_REPLY
         if self.forked and not self.depth and op not in _SCOPE_OPS:
             raise WireError("the tests run in processes of their own: this one only forks them")
         if op == "fork":
