@@ -190,7 +190,7 @@ def _judge(
     total_s = timeout_s
     if variants is not None:
         config.update(variants=variants, bound=list(bound) if bound else None)
-        total_s = timeout_s * (len(variants) + 1)  # and the reference run a bound takes
+        total_s = timeout_s * (len(variants) + 1)  # and the solution runs a bound takes
     workdir = Path(tempfile.mkdtemp(prefix="endstate-judge-"))
     watchdog.protect(workdir)  # a cluster unit may be SIGKILLed mid-check
     try:
