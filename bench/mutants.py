@@ -17,18 +17,35 @@ mutants: ``endstate_author/prove/checks/mutants.py``).
 the visible tests judge the mutants: the weak tasks an author most needs prove for, where the
 survivors show what the operators (and the sampling of a line by its first mutants) find.
 
+Last, **a task whose mutants loop** (``tests/prove/looping/count-business-days``: its solution
+steps through dates a day at a time, and three of its mutants stop the step): its full prove
+and its ``--only mutants`` prove, each as a multiple of one bare run of its tests (target
+≤ 15×, issue 48), beside the same two figures for a shipped task of about its size
+(``fix-semver-precedence``), so that what the looping mutants add is read off one run's load.
+Each looping mutant is cut at its time bound and counted killed ("timed out"); the line says
+how many were, and how many mutants were left unrun (target 0). ``--looping-only`` runs only
+this part.
+
     .venv/bin/python bench/mutants.py [SUITE] [--sandbox local|docker] [--without-holdout]
+                                      [--looping-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from bare import bare_run, precompile
 from prove import ROOT, mutant_share, run_prove_report
+
+LOOPING = ROOT / "tests" / "prove" / "looping" / "count-business-days"
+LOOPING_PEER = ROOT / "tasks" / "fix-semver-precedence"
+TARGET = 15.0
+"""Full prove ≤ 15× one bare run of the task's tests, a task whose mutants loop included."""
 
 
 def _line(label: str, seconds: float, rc: int, report: dict[str, Any]) -> str:
@@ -60,7 +77,12 @@ def main() -> None:
     parser.add_argument("--sandbox", default="local", choices=("local", "docker"))
     parser.add_argument("--without-holdout", action="store_true",
                         help="prove a copy of the suite without its holdouts")
+    parser.add_argument("--looping-only", action="store_true",
+                        help="only the task whose mutants loop, beside a shipped task")
     args = parser.parse_args()
+    if args.looping_only:
+        _looping(args.sandbox)
+        return
     with tempfile.TemporaryDirectory(prefix="endstate-bench-weak-") as weak:
         suite = args.suite
         if args.without_holdout:
@@ -89,6 +111,27 @@ def _bench(suite: str, sandbox: str, weak: bool) -> None:
     print("every mutant (default), per task:")
     for line in tasks:
         print(line)
+    _looping(sandbox)
+
+
+def _looping(sandbox: str) -> None:
+    """The looping task's prove as a multiple of one bare run, beside a shipped task's."""
+    precompile()
+    print(f"a task whose mutants loop, sandbox {sandbox}, fresh process, no cache "
+          f"(load {os.getloadavg()[0]:.1f})")
+    for root in (LOOPING, LOOPING_PEER):
+        bare = bare_run(root)
+        for label, extra in (("full prove", []), ("--only mutants", ["--only", "mutants"])):
+            with tempfile.TemporaryDirectory(prefix="endstate-bench-looping-") as cache:
+                seconds, rc, report = run_prove_report(
+                    [str(root), "--sandbox", sandbox, "--no-cache", *extra], Path(cache))
+            score = next((t.get("mutation_score") or {} for t in report.get("tasks", [])), {})
+            ratio = seconds / bare if bare else 0.0
+            met = "met" if ratio <= TARGET else "NOT met"
+            print(f"  {root.name:<28}{label:<16}{seconds:7.2f} s = {ratio:5.1f}x one bare run "
+                  f"({bare:.3f} s; target <= {TARGET:g}x: {met}); exit {rc}; "
+                  f"{score.get('run', 0)} mutants run, {score.get('timed_out', 0)} killed: "
+                  f"timed out, {score.get('not_run', 0)} not run")
 
 
 if __name__ == "__main__":

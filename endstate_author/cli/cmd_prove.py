@@ -115,6 +115,8 @@ def mutation_text(score: dict[str, Any]) -> str:
         extra.append(f"{score['equivalent']} marked equivalent")
     if score.get("sampled_out"):
         extra.append(f"{score['sampled_out']} sampled out (their line's first mutants killed)")
+    if score.get("timed_out"):
+        extra.append(f"{score['timed_out']} of the killed timed out (cut at their time bound)")
     tail = f" ({', '.join(extra)})" if extra else ""
     searched = score.get("counterexample_search")
     if searched:

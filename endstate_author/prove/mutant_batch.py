@@ -46,7 +46,7 @@ from endstate_author.prove.mutation import Mutant
 from endstate_harness.errors import SandboxError
 from endstate_harness.graders import reads_sealed_state_only, requirements_checks
 from endstate_harness.graders.environment import ProgramProbe, environment_failure, program_probe
-from endstate_harness.graders.judge.grader import judge_variants
+from endstate_harness.graders.judge.grader import TIMED_OUT, judge_variants
 from endstate_harness.sandbox.base import TreeSandbox
 from endstate_harness.sandbox.variant import variant_of
 from endstate_harness.task import GraderSpec, Task
@@ -70,6 +70,19 @@ def batch_count(mutants: int, workers: int) -> int:
     rounds = -(-mutants // (BATCH_SIZE * workers))
     return max(1, min(rounds * workers, mutants // 2))
 
+
+TIME_BOUND = (4.0, 0.1)
+"""A mutant's time bound in its batch: (factor, floor in seconds). A mutant whose tests run
+past ``max(4 × the solution's own run, 0.1 s)`` is cut and counted killed, "timed out", as
+mutation testers do (a mutant that never ends used to cost the 30 s call limit, and the
+task's mutant budget then left others unrun). The solution's run is measured in the same
+judge, beside the mutant (once a mutant is first cut, and again before each cut that counts),
+and timed exactly as a mutant's run is, so a busy machine slows the bound with the run it
+bounds. A cut counts only when two runs of the mutant were cut, each beside its own
+measurement (``judge.main._bounded`` says why): a mutant that loops costs two or three bounds.
+The floor is what a small suite's bound is (a one-test suite took 26-44 ms in a batch, and
+count-business-days' 8 tests 42-170 ms, under loads of 5-11 on 2 shared cores), and sits well
+above a scheduler's time slice, so a survivor is not cut for a moment off the CPU."""
 
 OFF_ENV = "ENDSTATE_MUTANT_BATCH"
 """``ENDSTATE_MUTANT_BATCH=0`` grades every mutant alone (the benchmarks' comparison)."""
@@ -180,7 +193,7 @@ class MutantBatch:
         judged (one whose judging failed for the environment's sake has none)."""
         variants = [{m.path: text} for m, text, _ in left]
         try:
-            verdicts = judge_variants(sandbox, variants, **self.grader.args)
+            verdicts = judge_variants(sandbox, variants, TIME_BOUND, **self.grader.args)
         except TypeError:  # arguments judged_tests does not take: each graded alone
             return {}
         if len(verdicts) < len(variants):
@@ -190,6 +203,10 @@ class MutantBatch:
             if verdict.passed and requires.passed:  # every grader passed it
                 out[mutant.id] = ("fail", survivor_detail(mutant))
                 continue
+            cut = [c for c in verdict.checks if c.name.endswith(f": {TIMED_OUT}")]
+            if cut and not cut[0].passed:  # killed by its time bound, twice over
+                out[mutant.id] = ("pass", f"{mutant.description}: {cut[0].detail}")
+                continue
             if verdict.passed or environment_failure(verdict, specs=[self.grader], probe=probe):
                 continue  # not judged here: graded alone
             merged = verdict
@@ -198,6 +215,16 @@ class MutantBatch:
             graded = Graded(merged, [*before, verdict])
             out[mutant.id] = ("pass", f"{mutant.description}: {failing_detail(graded)}")
         return out
+
+
+TIMED_OUT_WORDS = ": killed: timed out: "
+"""How a killed mutant's detail says its time bound cut it (the judge's words, after the
+mutant's description)."""
+
+
+def timed_out(detail: str) -> bool:
+    """Whether a killed mutant's detail says it was cut at its time bound."""
+    return TIMED_OUT_WORDS in detail
 
 
 def survivor_detail(mutant: Mutant) -> str:

@@ -11,6 +11,7 @@ better one:
 prove                                      schema status (``statusReason``: prove's own words)
 ========================================  =====================================================
 a grader failed on it (killed)             ``Killed``
+cut at its time bound (killed: timed out)  ``Timeout``
 every grader passed (ES911, ES916)         ``Survived``; an ES911's counterexample (the call,
                                            both outcomes, the ready assertion) in its
                                            ``description``
@@ -20,10 +21,9 @@ line's first mutants all killed), not run  score)
 (its check could not run, ES908)
 ========================================  =====================================================
 
-prove has no per-mutant coverage and no per-mutant timeout of its own (a mutant whose grading
-times out is killed by the grader that timed out), so ``NoCoverage`` and ``Timeout`` are never
-written. A mutant's ``location`` spans the lines it changes in the solution's file, and its
-``replacement`` is the mutant's text of those lines, so the view shows the edit in place.
+prove has no per-mutant coverage, so ``NoCoverage`` is never written. A mutant's
+``location`` spans the lines it changes in the solution's file, and its ``replacement`` is
+the mutant's text of those lines, so the view shows the edit in place.
 
 The HTML page holds the component's script (base64, run from a ``blob:`` URL, so no text of
 it can end the page's ``<script>``) and the report (JSON with ``<`` escaped), under a content
@@ -44,6 +44,7 @@ from typing import Any
 from endstate_author import __version__
 from endstate_author.prove.checks.mutants import GROUP_NAME, SAMPLED_OUT, mutant_set
 from endstate_author.prove.model import CheckResult, TaskProof
+from endstate_author.prove.mutant_batch import timed_out
 from endstate_author.prove.mutation import Mutant
 from endstate_harness.task import load_task
 
@@ -80,7 +81,7 @@ def _status(check: CheckResult | None) -> tuple[str, str]:
     if check is None:
         return "Ignored", "not run (over --mutants, or its check group was not asked for)"
     if check.outcome == "pass":
-        return "Killed", check.detail
+        return ("Timeout" if timed_out(check.detail) else "Killed"), check.detail
     if check.outcome == "fail":
         return "Survived", check.detail
     if check.outcome == "unassessed":

@@ -20,7 +20,12 @@ from endstate_author.prove.model import (
     ProveContext,
     make_job,
 )
-from endstate_author.prove.mutant_batch import MutantBatch, batches, survivor_detail
+from endstate_author.prove.mutant_batch import (
+    MutantBatch,
+    batches,
+    survivor_detail,
+    timed_out,
+)
 from endstate_author.prove.mutation import Mutant, MutantSet, generate, leaders_and_followers
 from endstate_harness.task import Task
 
@@ -309,6 +314,8 @@ class Score:
     sampled_out: int = 0
     """Not run by design: their line's first mutants were all killed. Neither survivors nor
     ``not_run`` (the score stays complete: every line was tried)."""
+    timed_out: int = 0
+    """Of ``killed``: the mutants cut at their time bound (``mutant_batch.TIME_BOUND``)."""
 
     @property
     def complete(self) -> bool:
@@ -326,6 +333,7 @@ class Score:
             "not_run": self.not_run,
             "over_budget": self.over_budget,
             "sampled_out": self.sampled_out,
+            "timed_out": self.timed_out,
             "complete": self.complete,
             "score": ratio if self.complete else None,
             "sample_score": None if self.complete else ratio,
@@ -355,6 +363,7 @@ def score(task: Task, limit: int | None, checks: Sequence[CheckResult]) -> Score
         not_run=over_count + len(over),
         over_budget=len(over),
         sampled_out=len(sampled),
+        timed_out=sum(c.outcome == "pass" and timed_out(c.detail) for c in ran),
     )
 
 

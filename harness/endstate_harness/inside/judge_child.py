@@ -9,6 +9,7 @@ import operator
 import os
 import signal
 import sys
+import time
 
 if "encode" not in globals():  # imported in a test; shipped, wire.py's text comes first
     from endstate_harness.judgewire import (
@@ -91,6 +92,8 @@ class Server:
         first variant was asked for (it then answers nothing but the next variant)."""
         self.gone = None
         """Why the last variant's process ended on its own (the judge is told)."""
+        self.cut = False
+        """Whether it was ended here, at its time bound (:func:`_wait_or_kill`)."""
 
     # --- references -------------------------------------------------------------------
 
@@ -152,7 +155,10 @@ class Server:
                 raise WireError("a variant is still open")
             return None
         if self.variant == "parent" and op != "variant":
-            raise WireError("the process of the last variant ended")
+            # a request the judge sent the last variant's process, read here because that
+            # process was ended first (at its bound, or by its code): the judge already had
+            # this process's word that it ended, and an answer now would answer its next one
+            return _NO_REPLY
         if self.forked and not self.depth and op not in _SCOPE_OPS:
             raise WireError("the tests run in processes of their own: this one only forks them")
         if op == "fork":
@@ -160,7 +166,7 @@ class Server:
         if op not in _SCOPE_OPS:
             self.ground.ran = True  # code under test may run: look again before a fork
         if op == "variant":
-            return self.fork_variant(msg.get("files"))
+            return self.fork_variant(msg.get("files"), msg.get("limit_s"))
         if op == "pin":  # onto the judge's CPU: they take turns (launch.shared_cpu says why)
             cpu = msg.get("cpu")
             if type(cpu) is not int:
@@ -203,15 +209,17 @@ class Server:
             return fn(*self.decode(msg.get("args") or []))  # type: ignore[operator]
         raise WireError("unknown op %r" % (op,))
 
-    def fork_variant(self, files):
-        """One variant of the tree (prove's mutants: files that differ from the solution's)
-        in a process of its own, forked from this one before any code under test was
-        imported: it writes the variant's files, answers the judge until "end", and exits;
-        this process then writes the files back, ends what it left (:class:`Ground`), and
-        waits for the next variant. What one variant's code leaves never reaches the next."""
+    def fork_variant(self, files, limit_s=None):
+        """One variant of the tree (prove's mutants: files that differ from the solution's;
+        none: the tree as it is, the judge's reference run) in a process of its own, forked
+        from this one before any code under test was imported: it writes the variant's files,
+        answers the judge until "end", and exits; this process then writes the files back,
+        ends what it left (:class:`Ground`), and waits for the next variant. What one
+        variant's code leaves never reaches the next. ``limit_s``: the variant's process is
+        killed that long after it started (:func:`_wait_or_kill` says why)."""
         if self.variant == "open" or self.objects:
             raise WireError("a variant starts only from a process that imported nothing")
-        if type(files) is not dict or not files:
+        if type(files) is not dict:
             raise WireError("a variant names the files it changes")
         root = os.getcwd()
         if self.variant is None:  # the first variant: what every variant would redo, once
@@ -252,7 +260,7 @@ class Server:
                 importlib.invalidate_caches()
             return None
         try:
-            _pid, status = os.waitpid(pid, 0)
+            status, cut = _wait_or_kill(pid, limit_s)
             for path, data in saved.items():
                 try:
                     if data is None:
@@ -269,6 +277,7 @@ class Server:
         self.variant = "parent"
         if status != _ENDED << 8:  # ended by its code, not by "end": the judge is waiting
             self.gone = _ended("the variant", status)
+            self.cut = cut
         elif why is not None:
             self.gone = why
         return _NO_REPLY
@@ -340,6 +349,37 @@ class Server:
             text = "?"
         return {"cls": self.describe_class(type(exc)), "args": args, "str": text[:4000],
                 "obj": self.ref(exc)}
+
+
+def _wait_or_kill(pid, limit_s):
+    """The exit status of the variant's process ``pid``, killed once ``limit_s`` passed, and
+    whether it was killed so.
+
+    Why here: the judge cuts a variant that runs past its time bound (a mutant that loops) on
+    its own clock, but cannot end it: the variant's process still reads the channel, so any
+    word the judge sent would reach the code under test. This process, which only waits, ends
+    it instead (its test's process, orphaned, comes back here and :meth:`Ground.put_back`
+    ends it), and its word that the variant ended lets the judge go on to the next variant.
+    The judge's own clock started before this one's, so the judge always cuts first."""
+    if type(limit_s) not in (int, float) or not limit_s > 0:
+        return os.waitpid(pid, 0)[1], False
+    deadline = time.monotonic() + limit_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status, False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:  # signals are held while this process waits: SIGCHLD stays pending, seen here
+            signal.sigtimedwait([signal.SIGCHLD], min(left, 1.0))
+        except AttributeError:  # no sigtimedwait (not Linux): look again shortly
+            time.sleep(min(left, 0.005))
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    return os.waitpid(pid, 0)[1], True
 
 
 def _drop_bytecode(path):
@@ -427,9 +467,10 @@ def main():
                 value = server.handle(msg)
                 if value is _NO_REPLY:
                     if server.gone:
-                        proto_out.write(dumps({"id": None, "gone": server.gone}))
+                        proto_out.write(dumps({"id": None, "gone": server.gone,
+                                               "cut": server.cut}))
                         proto_out.flush()
-                        server.gone = None
+                        server.gone, server.cut = None, False
                     continue
                 reply = {"id": rid, "ok": server.encode(value)}
             except _EndVariant:

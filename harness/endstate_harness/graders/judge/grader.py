@@ -33,6 +33,7 @@ from endstate_harness.verdict import Check, Verdict
 _NOT_MODULES = frozenset({"setup", "conftest", "noxfile", "tasks", "manage"})
 JudgeProcess = subprocess.Popen[bytes] | warm.WarmProcess
 """The judge's process: a fresh one, or a run forked from the warm interpreter."""
+TIMED_OUT = "ran within its time bound"  # the check a variant cut at its bound fails
 CALL_TIMEOUT_S = 30.0
 """Longest a single call into the code under test may take before the case fails."""
 
@@ -116,7 +117,8 @@ def judge_verdict(
 
 
 def judge_variants(
-    sandbox: Sandbox, variants: list[dict[str, str | None]], **args: Any
+    sandbox: Sandbox, variants: list[dict[str, str | None]],
+    bound: tuple[float, float] | None = None, **args: Any
 ) -> list[Verdict]:
     """:func:`judged_tests`' verdict on each variant of the sandbox's end state, in one judge
     and one child: ``variants`` map tree paths to the text each holds instead (``None``: the
@@ -132,13 +134,15 @@ def judge_variants(
     Each variant's files are written back when its process ends, but a batch that stopped on
     a hung variant leaves them: grade nothing else in that sandbox afterwards.
 
+    ``bound``: (factor, floor s): a variant past ``max(factor × the tests' time on the tree as
+    it is, floor)`` twice fails ``TIMED_OUT``, and the batch goes on (``main.run_variants``).
     ``args``: :func:`judged_tests`' keyword arguments (a grader entry's ``args``), with its
     defaults; one it does not take raises ``TypeError``."""
     if not variants:
         return []
     defaults = {n: p.default for n, p in inspect.signature(judged_tests).parameters.items()
                 if p.kind is p.KEYWORD_ONLY}
-    return _judge(sandbox, variants, **{**defaults, **args})
+    return _judge(sandbox, variants, **{**defaults, **args, "bound": bound})
 
 
 def _judge(
@@ -155,6 +159,7 @@ def _judge(
     min_tests: int,
     name: str,
     python: str,
+    bound: tuple[float, float] | None = None,
 ) -> list[Verdict]:
     label = name or f"judge {start_dir.rstrip('/')}/"
     names = (
@@ -187,8 +192,8 @@ def _judge(
     }
     total_s = timeout_s
     if variants is not None:
-        config["variants"] = variants
-        total_s = timeout_s * len(variants)
+        config.update(variants=variants, bound=list(bound) if bound else None)
+        total_s = timeout_s * (len(variants) + 1)  # and the solution runs a bound takes
     workdir = Path(tempfile.mkdtemp(prefix="endstate-judge-"))
     watchdog.protect(workdir)  # a cluster unit may be SIGKILLed mid-check
     try:
@@ -225,7 +230,11 @@ def _verdict_of(sandbox: Sandbox, report: dict[str, Any] | None, names: tuple[st
             "the judge did not finish" if report is None else f"the judge failed: {report['fatal']}"
         )
         return _all_failed(names, f"{why}\n{child_err[-1000:]}".strip())
-    verdict = Verdict.from_checks(_checks(report, names, min_tests, child_err))
+    checks = _checks(report, names, min_tests, child_err)
+    if type(report.get("timed_out")) is str:  # a variant cut at its bound (judge_variants)
+        label = names[0].rsplit(": ", 1)[0]
+        checks.append(Check(name=f"{label}: {TIMED_OUT}", passed=False, detail=report["timed_out"]))
+    verdict = Verdict.from_checks(checks)
     if not with_evidence:  # a variant's verdict says only whether it passed, and why not
         return verdict
     # the evidence rides on the verdict as a field the harness reads (endstate 0.3.0's

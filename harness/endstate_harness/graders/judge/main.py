@@ -216,12 +216,15 @@ def _conversation(config: dict[str, Any]) -> Conversation:
 
 
 def _run_tests(config: dict[str, Any], tally: Tally, top: str,
-               variant: dict[str, str | None] | None, pin: bool = True) -> dict[str, Any]:
+               variant: dict[str, str | None] | None, pin: bool = True,
+               limit_s: float | None = None) -> dict[str, Any]:
     """One run of the trusted tests against the child (in ``variant``'s process, if given);
     ``pin``: first ask the child onto the judge's CPU (the first variant's run does it for
-    every variant the child forks)."""
+    every variant the child forks); ``limit_s``: the variant's time bound (its report then
+    says ``timed_out`` when it was cut there and the child could go on)."""
     trusted = config["trusted_dir"]
     conv = _conversation(config)
+    whole = cut_at = conv.deadline
     if pin and config.get("cpu") is not None:
         try:
             conv.request("pin", cpu=config["cpu"])
@@ -230,10 +233,14 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
                     "child": conv.gone}
     if variant is not None:
         try:
-            conv.request("variant", files=variant)
+            conv.request("variant", files=variant,
+                         limit_s=None if limit_s is None else limit_s + CHILD_MARGIN_S)
         except Exception as exc:  # the variant could not start: said, never a pass
             return {"fatal": f"the variant did not start: {type(exc).__name__}: {exc}",
                     "child": conv.gone}
+    began = time.monotonic()  # the tests' own time, after the child's work for the variant
+    if limit_s is not None:  # (its first fork also warms the child up: no later one does)
+        cut_at = conv.deadline = min(whole, began + limit_s)
     install(conv, set(config["modules"]), config.get("helpers") or {})
     start = os.path.normpath(os.path.join(trusted, config["start_dir"]))
     loader = unittest.TestLoader()
@@ -253,12 +260,22 @@ def _run_tests(config: dict[str, Any], tally: Tally, top: str,
     while conv.scopes:  # a scope the suite left open (it never should): ended all the same
         conv.close_scope()
     gone = conv.gone
+    report: dict[str, Any] = {"outcomes": result.outcomes, "python": sys.version.split()[0],
+                              "ran_s": time.monotonic() - began}
+    if limit_s is not None and gone and conv.expired:
+        # cut at its bound: the process it was forked from ends it, says so, and forks the
+        # next (an answer that does not come stops the batch, as a hang did)
+        cut = conv.await_ended(cut_at + CHILD_MARGIN_S + ENDED_GRACE_S)
+        return {**report, "child": None if cut else gone, "timed_out": limit_s}
+    conv.deadline = whole  # its bound is for its code, not for ending it
     if variant is not None and not gone:
         try:
             conv.request("end")
         except Exception as exc:  # its outcomes stand; the batch stops (state unknown)
             gone = f"the variant's process did not end cleanly: {type(exc).__name__}"
-    return {"outcomes": result.outcomes, "child": gone, "python": sys.version.split()[0]}
+            if conv.ended:  # the child ended it at its bound as its last test was done (its
+                gone = None  # clock starts at the fork, a moment before this one's): it goes on
+    return {**report, "child": gone}
 
 
 def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, Any]:
@@ -268,21 +285,113 @@ def run_variants(config: dict[str, Any], tally: Tally, top: str) -> dict[str, An
     says what, and why not a process of the judge's own per variant). The batch stops at the
     first variant whose child did not end cleanly (hung, crashed: the child's protocol state
     is then unknown) or whose tests left what cannot be put back; the grader grades the rest
-    apart."""
+    apart.
+
+    With a ``bound`` (factor, floor in seconds), a variant that runs past ``max(factor × the
+    tests' time on the tree as it is, floor)`` is cut there and the batch goes on
+    (:func:`_bounded`): a mutant that loops costs a few of the solution's own runs rather
+    than the whole call limit, and no later mutant is left unrun for it."""
     reports: list[dict[str, Any]] = []
+    bound = _bound_of(config.get("bound"))
+    limit = [bound[1] if bound is not None else 0.0]
     for index, variant in enumerate(config["variants"]):
-        before = Leftovers(config["trusted_dir"])
-        try:
-            report = _run_tests(config, tally, top, variant, pin=index == 0)
-        except BaseException as exc:  # the judge's own failure: reported, never a pass
-            report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
-        reports.append(report)
-        left = before.restore()
-        if report.get("child") or "fatal" in report or left:
+        report, stop = _bounded(config, tally, top, variant, index == 0, bound, limit)
+        if report is not None:
+            reports.append(report)
+        if stop or report is None:
             break
     if reports and not reports[-1].get("child"):
         _settle(config)
     return {"variants": reports, "python": sys.version.split()[0]}
+
+
+CHILD_MARGIN_S = 0.02
+"""The child kills a variant's process this long past its bound, on its own clock (started at
+the fork, a moment before the judge's, started by the variant's answer): after the judge cut
+it, as a rule, and soon after, since every moment between the two is paid by every mutant
+that loops. When the child is first (the judge's process was not scheduled in time), its word
+says it cut the variant (``cut``), and the judge counts that run as cut as well."""
+ENDED_GRACE_S = 5.0
+"""How long past the child's own limit the judge waits for its word that it ended the variant."""
+
+
+def _bound_of(raw: Any) -> tuple[float, float] | None:
+    """(factor, floor_s) from the grader's ``bound``; None for none (or anything malformed)."""
+    if (isinstance(raw, list) and len(raw) == 2
+            and all(type(x) in (int, float) and x > 0 for x in raw)):
+        return float(raw[0]), float(raw[1])
+    return None
+
+
+def _once(config: dict[str, Any], tally: Tally, top: str, variant: dict[str, str | None],
+          pin: bool, limit_s: float | None = None) -> tuple[dict[str, Any], bool]:
+    """One variant's run: its report, and whether the batch must stop."""
+    before = Leftovers(config["trusted_dir"])
+    try:
+        report = _run_tests(config, tally, top, variant, pin=pin, limit_s=limit_s)
+    except BaseException as exc:  # the judge's own failure: reported, never a pass
+        report = {"fatal": f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], "child": "?"}
+    left = before.restore()
+    return report, bool(report.get("child") or "fatal" in report or left)
+
+
+_PASSING = ("passed", "skipped", "expected_failure")
+
+
+def _reference(config: dict[str, Any], tally: Tally, top: str,
+               pin: bool = False) -> tuple[float | None, bool]:
+    """The tests on the tree as it is (a variant that changes nothing), timed as a variant's
+    tests are: (seconds, or None when they did not all pass; whether the batch must stop).
+    The time starts once the variant's process is forked, as a variant's bound does."""
+    report, stop = _once(config, tally, top, {}, pin)
+    passed = bool(report.get("outcomes")) and all(
+        o.get("outcome") in _PASSING for o in report["outcomes"])
+    return (report["ran_s"] if passed and not stop else None), stop
+
+
+def _bounded(config: dict[str, Any], tally: Tally, top: str, variant: dict[str, str | None],
+             pin: bool, bound: tuple[float, float] | None, limit: list[float],
+             ) -> tuple[dict[str, Any] | None, bool]:
+    """One variant, under ``limit[0]`` (the batch's bound, updated here) when there is a
+    ``bound``: its report (None: not judged here, the caller grades it apart) and whether the
+    batch stops.
+
+    The reference, the tests' time on the tree as it is, is taken only once a variant is cut
+    (until then the bound is the floor): a batch whose mutants all end pays nothing for it.
+    Why a cut is confirmed before it counts: the bound is wall-clock time, and a machine
+    under load can stall a run that would have passed. After a cut the reference is taken
+    at once, under the load of that moment, and the variant runs again under the bound it
+    gives; a variant is reported ``timed_out`` only when two of its runs each went past
+    ``max(factor × a reference taken right beside that run, floor)``. A survivor is then
+    reported killed only if the machine stalled it past its bound twice, each time beside a
+    run of the solution that stayed within a fraction of it; a mutant that loops costs two
+    or three bounds and as many references."""
+    if bound is None:
+        return _once(config, tally, top, variant, pin)
+    factor, floor = bound
+    current, basis = limit[0], None  # basis: the reference taken just before this run
+    report, stop = _once(config, tally, top, variant, pin, current)
+    counted: list[tuple[float, float]] = []  # (the bound it ran past, the reference beside)
+    while "timed_out" in report:
+        if stop:  # cut, and the child cannot go on: graded apart, under the whole limit
+            return None, True
+        reference, stop = _reference(config, tally, top)
+        if stop or reference is None:  # the solution does not pass here: nothing concluded
+            return None, True
+        fresh = max(factor * reference, floor)
+        limit[0] = fresh
+        if basis is not None or current >= fresh:
+            counted.append((current, reference if basis is None else basis))
+        if len(counted) == 2:
+            report["timed_out"] = (
+                "killed: timed out: ran past its time bound twice ("
+                + ", then ".join(f"{b:.3g} s" for b, _ in counted)
+                + f": {factor:g}x the solution's own run in this judge beside each, "
+                + ", ".join(f"{r:.3g} s" for _, r in counted) + f"; at least {floor:g} s)")
+            return report, False
+        current, basis = fresh, reference
+        report, stop = _once(config, tally, top, variant, False, current)
+    return report, stop
 
 
 def _settle(config: dict[str, Any]) -> None:

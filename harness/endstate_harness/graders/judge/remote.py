@@ -86,6 +86,10 @@ class Conversation:
         out: a test that calls nothing costs none."""
         self.forks = 0
         self.refused: str | None = None
+        self.expired = False
+        """Whether a request went unanswered by the deadline (a variant cut at its bound)."""
+        self.ended = False
+        """Whether the child's word that it ended a variant cut at its bound came already."""
 
     # --- isolation --------------------------------------------------------------------
 
@@ -143,6 +147,7 @@ class Conversation:
         while end < 0:
             remaining = limit - time.monotonic()
             if remaining <= 0:
+                self.expired = True
                 raise self._fail("the code under test did not answer in time (hang or timeout)")
             ready, _, _ = select.select([self.rfd], [], [], remaining)
             if not ready:
@@ -201,6 +206,8 @@ class Conversation:
         except WireError as exc:
             raise self._fail(f"the code under test broke the protocol: {exc}") from None
         if reply.get("id") is None and type(reply.get("gone")) is str:  # a variant's end
+            if reply.get("cut") is True:  # at its bound, by the child: the notice came first
+                self.expired = self.ended = True
             raise self._fail(f"the code under test ended: {reply['gone'][:200]}")
         if reply.get("id") != rid:
             raise self._fail("the code under test answered out of turn")
@@ -221,6 +228,20 @@ class Conversation:
         if type(reply.get("fault")) is str:
             raise BoundaryError(f"the judge's request failed in the child: {reply['fault']}")
         raise self._fail("the code under test sent an answer of no known shape")
+
+    def await_ended(self, limit: float) -> bool:
+        """After a variant was cut at its time bound: whether the process it was forked from
+        says, by ``limit`` (monotonic), that it ended it (``judge_child._wait_or_kill``).
+        Nothing is sent meanwhile (the variant's process may still read the channel); a late
+        answer of the variant's is skipped."""
+        while not self.ended:
+            try:
+                reply = loads(self._readline(limit))
+            except (ChildGone, WireError):
+                return False
+            if reply.get("id") is None and type(reply.get("gone")) is str:
+                return True
+        return True
 
     # --- values -----------------------------------------------------------------------
 
