@@ -173,7 +173,7 @@ def test_the_child_is_talked_to_directly_and_judged_the_same_relayed(
     container hands them over its socket); relayed through the harness, every verdict is
     the same."""
     from endstate_harness.graders.judge import grader
-    from endstate_harness.sandbox.docker.channel import AgentChannel
+    from endstate_harness.sandbox.docker.channel import RunnerChannel
     from endstate_harness.sandbox.local import LocalChannel
 
     solution = (task / "solution" / "pkg" / "calc.py").read_text()
@@ -187,7 +187,7 @@ def test_the_child_is_talked_to_directly_and_judged_the_same_relayed(
     monkeypatch.setattr(grader, "_pump_to_child", counted)
     direct = [_judge(backend, task, calc) for calc in (None, solution, ALWAYS_EQUAL)]
     assert direct == [False, True, False] and relayed == [], "no relay"
-    monkeypatch.setattr(LocalChannel if backend.startswith("local") else AgentChannel, "direct",
+    monkeypatch.setattr(LocalChannel if backend.startswith("local") else RunnerChannel, "direct",
                         lambda self: None)
     assert [_judge(backend, task, calc) for calc in (None, solution, ALWAYS_EQUAL)] == direct
     assert len(relayed) == 3

@@ -18,6 +18,8 @@ from endstate_harness.fdtree import remove_tree
 from endstate_harness.graders.judge.evidence import MAX_LISTED, evidence, one_test, tail_words
 from endstate_harness.graders.judge.launch import (
     JUDGE_MODULE,
+    _pump_to_child,
+    _pump_to_judge,
     child_command,
     hash_seed_of,
     judge_argv,
@@ -417,34 +419,6 @@ def _read_report(fd: int, judge: JudgeProcess, limit: float) -> str:
         judge.kill()
         done.wait(5)
     return b"".join(chunks).decode("utf-8", errors="replace")
-
-
-def _pump_to_child(fd: int, channel: Channel) -> None:
-    """The judge's output to the child, until the judge closes it."""
-    try:
-        while True:
-            data = os.read(fd, 1 << 16)
-            if not data:
-                break
-            channel.send(data)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-        channel.close_input()
-
-
-def _pump_to_judge(fd: int, channel: Channel) -> None:
-    """The child's output to the judge, until the child ends."""
-    try:
-        for chunk in channel.chunks():
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(fd, view):]
-    except (OSError, ValueError):
-        pass
-    finally:
-        os.close(fd)
 
 
 def _start_judge(config_json: str, trusted: Path, report_w: int, control: int,

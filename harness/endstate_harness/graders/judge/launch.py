@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import endstate_harness.inside as inside
 
@@ -105,3 +106,31 @@ def shared_cpu() -> Iterator[int | None]:
             _CPU_USE[cpu] -= 1
             if not _CPU_USE[cpu]:
                 del _CPU_USE[cpu]
+
+
+def _pump_to_child(fd: int, channel: Any) -> None:  # a sandbox's Channel (vendored: no import)
+    """The judge's output to the child, until the judge closes it."""
+    try:
+        while True:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            channel.send(data)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+        channel.close_input()
+
+
+def _pump_to_judge(fd: int, channel: Any) -> None:  # as above
+    """The child's output to the judge, until the child ends."""
+    try:
+        for chunk in channel.chunks():
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(fd)
