@@ -11,12 +11,14 @@ what a command sees (and may not write) is the same.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from endstate_harness.sandbox import walls
+from endstate_harness.sandbox.local import LocalSandbox
 from endstate_harness.sandbox.walls import Layout
 from tests.conftest import require_walls
 
@@ -84,3 +86,29 @@ def test_a_walled_command_still_sees_the_inner_folder_read_only(tmp_path: Path) 
                           timeout=60, check=False)
     assert proc.stdout.split("\n") == ["hello from inside", "done", ""], proc
     assert not (inner / "x").exists() and not (outer / "x").exists()
+
+
+def test_the_task_suite_stays_covered_in_a_tool_folder_shown_again(tmp_path: Path) -> None:
+    """A task suite inside a folder the walls show again on top of ``/tmp`` (a checkout under
+    ``/tmp`` whose ``bin`` is on PATH): the suite is covered, and showing the folder again
+    must not show the suite (the holdout) with it, to a fresh command or to a warm run."""
+    require_walls()
+    checkout = tmp_path / "checkout"
+    (checkout / "bin").mkdir(parents=True)
+    task = checkout / "tasks" / "t1"
+    (task / "holdout").mkdir(parents=True)
+    secret = task / "holdout" / "secret.txt"
+    secret.write_text("THE-HOLDOUT\n")
+    (task / "fixture" / "pkg").mkdir(parents=True)
+    (task / "fixture" / "pkg" / "__init__.py").write_text("")
+    path_env = f"{checkout / 'bin'}:{os.environ.get('PATH', os.defpath)}"
+    assert walls.covers_for(task / "fixture", path_env) == (str(checkout / "tasks"),)
+    probe = f"print(open({str(secret)!r}).read())"
+    with LocalSandbox(task / "fixture", walls=True, path_env=path_env,
+                      scratch_root=tmp_path) as box:
+        for command in (f"cat {secret}",  # fresh, behind bubblewrap
+                        f"python3 -c {shlex.quote(probe)}",  # a warm run, if recognised
+                        f"cat /dev/null; python3 -c {shlex.quote(probe)}"):  # fresh
+            result = box.run(command)
+            assert "THE-HOLDOUT" not in result.output, (command, result)
+            assert not result.ok, (command, result)

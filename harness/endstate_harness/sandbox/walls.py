@@ -321,8 +321,14 @@ def _command_prefix(program: str, layout: Layout, path_env: str) -> tuple[str, .
     hiding = {"/tmp", "/dev/shm", *layout.covers, *(dst for _src, dst in layout.binds)}
     under = [b for b in system_binds(path_env)
              if b[0] == "ro" and _under(b[2], hiding) and b[2] not in hiding]
-    for _kind, src, dst in outermost(under):
+    shown = outermost(under)
+    for _kind, src, dst in shown:
         args += ["--ro-bind", src, dst]
+    # a cover inside a folder bound again just now (the task suite in a checkout under /tmp
+    # whose bin is on PATH) would be shown with it: covered again, on top
+    for cover in layout.covers:
+        if _under(cover, {dst for _kind, _src, dst in shown} - {cover}):
+            args += ["--tmpfs", cover]
     return (*args, "--chdir", layout.cwd, "--")
 
 
