@@ -72,7 +72,9 @@ def main() -> None:
     same = outcomes["walls"] == outcomes["no walls"]
     checks = len(outcomes["walls"])
     print(f"\nfastest of {args.repeat}: walls {walled:.2f} s, no walls {bare:.2f} s; "
-          f"ratio {walled / bare:.2f}x (target <= 1.3x)")
+          f"ratio {walled / bare:.2f}x (target <= 1.3x: "
+          f"{'met' if walled / bare <= 1.3 else 'NOT MET'}); "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"differential: {checks} checks, "
           + ("every outcome the same both ways" if same else "OUTCOMES DIFFER"))
     if not same:

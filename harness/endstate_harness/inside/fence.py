@@ -210,6 +210,9 @@ def _fence_mounts(spec):
                      | locked[slot], None)
         if not os.statvfs(folder).f_flag & os.ST_RDONLY:
             raise OSError(1, "a kept system folder is writable", folder)
+    for cover in spec["covers"]:  # one inside a kept folder, shown again with it: covered
+        if any(cover.startswith(k.rstrip("/") + "/") for k in keep) and os.path.isdir(cover):
+            _fence_mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
     _fence_mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     for part in spec["proc_read_only"]:  # what reaches the whole kernel: read-only
         if os.path.exists(part):

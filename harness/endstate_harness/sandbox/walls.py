@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,9 +182,11 @@ def system_binds(path_env: str) -> tuple[tuple[str, str, str], ...]:
     shim or a virtualenv's link leads to it."""
     out: list[tuple[str, str, str]] = []
     roots: set[str] = set()
+    links: dict[str, str] = {}
     for top in SYSTEM:
         if os.path.islink(top):
-            out.append(("link", os.readlink(top), top))
+            links[top] = os.readlink(top)
+            out.append(("link", links[top], top))
         elif os.path.isdir(top):
             out.append(("ro", top, top))
             roots.add(top)
@@ -200,10 +203,59 @@ def system_binds(path_env: str) -> tuple[tuple[str, str, str], ...]:
                 continue
             out.append(("ro", candidate, candidate))
             roots.add(candidate)
-        if entry != real and not _under(entry, roots):
+        if entry != real and not _under(entry, roots) and not _shown_as(entry, real, roots,
+                                                                        links):
             out.append(("ro", real, entry))
             roots.add(entry)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=8)
+def mounted_binds(path_env: str) -> tuple[tuple[str, str, str], ...]:
+    """:func:`system_binds` as a walled command's start mounts them (:func:`outermost`).
+    The inner binds still count where a folder is covered: :func:`command_argv` binds them
+    again on top, as :class:`Layout` keeps them."""
+    return outermost(system_binds(path_env))
+
+
+def outermost(binds: Iterable[tuple[str, str, str]]) -> tuple[tuple[str, str, str], ...]:
+    """``binds`` less every read-only bind of a folder onto itself that lies inside another
+    such bind of ``binds`` (the harness's Python under a version manager bound whole, say).
+
+    Bubblewrap binds a folder with everything mounted in it and makes all of it read-only,
+    so the inner bind shows nothing the outer one does not; and each bind is a mount of its
+    own (two system calls and a read of the mount table) in every walled command's start."""
+    found = tuple(binds)
+    whole = {src for kind, src, dst in found if kind == "ro" and src == dst}
+    return tuple(b for b in found if not (
+        b[0] == "ro" and b[1] == b[2] and _under(b[1], whole - {b[1]})))
+
+
+def _shown_as(entry: str, real: str, roots: set[str], links: dict[str, str]) -> bool:
+    """Whether the PATH folder ``entry`` (a link on the host to ``real``) already leads to
+    ``real`` behind the walls, with no bind of its own (``/bin`` on a merged-/usr system: the
+    walls make ``/bin`` the same link into ``/usr``, which is bound read-only).
+
+    Followed hop by hop: every link on the way must be one the walls make again (``links``)
+    or lie in a folder bound whole (``roots``), where it reads as on the host, so it leads
+    where it does on the host; anything else (a link in a folder the walls do not show)
+    keeps the bind."""
+    path, parts, hops = "/", [p for p in entry.split("/") if p], 0
+    while parts:
+        name = parts.pop(0)
+        if name in (".", ".."):
+            return False
+        here = os.path.join(path, name)
+        if not os.path.islink(here):
+            path = here
+            continue
+        hops += 1
+        if hops > 40 or not (here in links or _under(here, roots)):
+            return False
+        text = links.get(here) or os.readlink(here)
+        parts = [p for p in text.split("/") if p] + parts
+        path = "/" if text.startswith("/") else path
+    return path == real and _under(real, roots)
 
 
 def _interpreters(folder: str) -> list[str]:
@@ -238,7 +290,7 @@ _NAMESPACES = ("--unshare-user", "--unshare-ipc", "--unshare-net", "--unshare-ut
 
 def _system_args(path_env: str) -> list[str]:
     args: list[str] = []
-    for kind, src, dst in system_binds(path_env):
+    for kind, src, dst in mounted_binds(path_env):
         args += ["--symlink", src, dst] if kind == "link" else ["--ro-bind", src, dst]
     return args
 
@@ -246,6 +298,13 @@ def _system_args(path_env: str) -> list[str]:
 def command_argv(program: str, layout: Layout, argv: list[str], path_env: str) -> list[str]:
     """``argv`` walled in (see the module docstring): its own namespaces, PID included, and
     killed with the process that started it."""
+    return [*_command_prefix(program, layout, path_env), *argv]
+
+
+@functools.lru_cache(maxsize=64)
+def _command_prefix(program: str, layout: Layout, path_env: str) -> tuple[str, ...]:
+    """Bubblewrap's part of :func:`command_argv`, made once per layout: every command of a
+    sandbox before its seal has the same (and :func:`system_binds` is read once anyway)."""
     # /tmp and /dev/shm first: a system folder that lives under them (the harness's own
     # virtualenv in a checkout under /tmp, say) is then bound on top, not hidden by them
     args = [program, *_NAMESPACES, "--unshare-pid", "--die-with-parent", "--new-session",
@@ -260,10 +319,17 @@ def command_argv(program: str, layout: Layout, argv: list[str], path_env: str) -
     # a system folder under a folder mounted since (the harness's own virtualenv in a
     # checkout under /tmp, say): bound again on top, read-only
     hiding = {"/tmp", "/dev/shm", *layout.covers, *(dst for _src, dst in layout.binds)}
-    for kind, src, dst in system_binds(path_env):
-        if kind == "ro" and _under(dst, hiding) and dst not in hiding:
-            args += ["--ro-bind", src, dst]
-    return [*args, "--chdir", layout.cwd, "--", *argv]
+    under = [b for b in system_binds(path_env)
+             if b[0] == "ro" and _under(b[2], hiding) and b[2] not in hiding]
+    shown = outermost(under)
+    for _kind, src, dst in shown:
+        args += ["--ro-bind", src, dst]
+    # a cover inside a folder bound again just now (the task suite in a checkout under /tmp
+    # whose bin is on PATH) would be shown with it: covered again, on top
+    for cover in layout.covers:
+        if _under(cover, {dst for _kind, _src, dst in shown} - {cover}):
+            args += ["--tmpfs", cover]
+    return (*args, "--chdir", layout.cwd, "--")
 
 
 def zygote_argv(program: str, parent: str, cwd: str, argv: list[str],
