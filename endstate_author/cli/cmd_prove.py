@@ -14,7 +14,8 @@ from typing import Annotated
 import typer
 
 from endstate_author.cli.output import OutputFormat
-from endstate_author.cli.prove_command import exit_code, mutation_text, run, summary_line
+from endstate_author.cli.prove_command import run
+from endstate_author.cli.prove_report import exit_code, mutation_text, summary_line
 from endstate_author.cli.sandboxes import DEFAULT_KIND, ImageOption, SandboxOption
 from endstate_author.prove import CHECK_GROUPS, DEFAULT_MUTANT_BUDGET, DEFAULT_MUTANTS
 from endstate_author.prove.model import DEFAULT_COUNTEREXAMPLE_BUDGET
