@@ -112,7 +112,11 @@ def _begin(paths: list[Path]) -> None:
         # deferred: imported in this thread, so that prove's own imports start at once
         from endstate_author.discovery.grader_names import judged_pythons
         from endstate_harness.graders.judge import prestart  # deferred: as above
+        from endstate_harness.sandbox import walls  # deferred: as above
 
+        # whether bubblewrap can wall a command in (two short processes, once per process):
+        # asked here, its answer is ready when prove's sandbox choice asks (its header)
+        walls.status()
         for thread in prestart.prestart(judged_pythons(_graders(paths))):
             thread.join()
     except Exception:  # the early start is an optimisation: prove starts them itself
