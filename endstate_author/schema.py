@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from endstate_harness.task import TaskManifest
+from endstate_harness.task_model import TaskManifest
 
 SCHEMA_ID = "https://endstate-author.invalid/schemas/task.schema.json"
 SHIPPED = Path(__file__).parent / "data" / "task.schema.json"

@@ -164,3 +164,35 @@ def test_the_second_gradings_interpreters_start_only_when_directions_runs() -> N
     assert prove_early.second_grading([str(TASK), "--only=directions"])
     assert not prove_early.second_grading([str(TASK), "--only", "mutants"])
     assert not prove_early.second_grading([str(TASK), "--only=holdout"])
+
+
+def test_the_early_start_probes_the_walls_so_prove_does_not_wait_for_them() -> None:
+    """The walls probe (two bubblewrap processes) runs in the early start, while prove
+    imports, so prove's own look-up (its sandbox header) finds the answer; and two askers at
+    once make one probe (the second waits for the one under way)."""
+    require_walls()
+    probe = textwrap.dedent(f"""
+        import threading
+        from endstate_author.cli import prove_early
+        from endstate_harness.sandbox import walls
+        thread = prove_early.start([{str(TASK)!r}, "--sandbox", "local"])
+        assert thread is not None
+        thread.join()
+        assert walls._probe.cache_info().currsize == 1, "the early start did not probe"
+        assert walls.status().available and walls._probe.cache_info().misses == 1
+        walls._probe.cache_clear()
+        gate = threading.Barrier(2)
+        askers = [threading.Thread(target=lambda: (gate.wait(), walls.status()))
+                  for _ in range(2)]
+        for asker in askers:
+            asker.start()
+        for asker in askers:
+            asker.join()
+        info = walls._probe.cache_info()
+        assert info.misses == 1, f"two probes at once: {{info}}"
+        print("ok")
+    """)
+    env = {**os.environ, "ENDSTATE_WARM": "1"}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]

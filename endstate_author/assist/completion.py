@@ -20,7 +20,8 @@ from endstate_author.assist.vocabulary import (
     model_fields,
 )
 from endstate_harness.layout import CATEGORIES, COUNTERS, STOP_REASONS
-from endstate_harness.task import Requires, model_at
+from endstate_harness.task import model_at
+from endstate_harness.task_model import Requires
 
 CompletionKind = Literal["property", "value", "enum", "function", "file", "folder", "snippet"]
 

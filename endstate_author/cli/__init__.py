@@ -36,7 +36,9 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
-    """Entry point: lint's cached fast path when it can answer, else the typer app."""
+    """Entry point: lint's cached fast path when it can answer, prove's typer-free one
+    (:mod:`endstate_author.cli.prove_command`) for a command line it reads, else the typer
+    app."""
     if sys.argv[1:2] == ["lint"] or sys.argv[1:3] == ["hook", "lint"]:
         try:
             # deferred: only ``lint`` has a fast path, and it must not import the app
@@ -63,16 +65,25 @@ def main() -> None:
             import tempfile  # deferred, as below: lint's fast path never needs it
 
             tempfile.gettempdir()
+            fast = None
             if sys.argv[1:2] == ["prove"]:
                 # deferred: prove's early start (its warm interpreters begin while prove imports)
                 from endstate_author.cli import prove_early
 
                 prove_early.start(sys.argv[2:])
-            # deferred: typer and every command's module, which the fast path never needs
-            __getattr__("app")
-            from endstate_author.cli.app import main as app_main  # deferred, as above
+                # deferred: prove without typer, for a command line it reads for sure
+                from endstate_author.cli import prove_command
+
+                if (sys.stdout.encoding or "").lower().replace("-", "") == "utf8":
+                    fast = prove_command.parse(sys.argv[1:])
+            if fast is None:
+                # deferred: typer and every command's module, which the fast paths never need
+                __getattr__("app")
+                from endstate_author.cli.app import main as app_main  # deferred, as above
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    if fast is not None:
+        prove_command.main(fast)
     app_main()
 
 

@@ -140,7 +140,11 @@ def _begin(kind: str, paths: list[Path], second: bool = True) -> None:
         from endstate_author.engine.discovery.grader_names import judged_pythons
         from endstate_author.prove.variation import seed_of  # deferred: as above
         from endstate_harness.graders.judge import prestart  # deferred: as above
+        from endstate_harness.sandbox import walls  # deferred: as above
 
+        # whether bubblewrap can wall a command in (two short processes, once per process):
+        # asked here, its answer is ready when prove's sandbox choice asks (its header)
+        walls.status()
         seeds = [str(seed_of(0))] + ([str(seed_of(1))] if second else [])
         for thread in prestart.prestart(judged_pythons(_graders(paths)), seeds):
             thread.join()

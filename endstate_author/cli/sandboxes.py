@@ -1,12 +1,14 @@
 """``--sandbox`` and ``--image``: the same two options, the same resolution and the same
 header line for every command that runs a task's code (prove, eval, run, redteam, hook).
+
+:func:`choose` needs no typer (prove's typer-free path, :mod:`endstate_author.cli.prove_command`,
+calls it too): the two typer options are built on first use (:func:`__getattr__`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, NoReturn
-
-import typer
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeAlias
 
 from endstate_author import __version__
 from endstate_harness.errors import SandboxError
@@ -19,23 +21,38 @@ from endstate_harness.sandbox.choice import (
     resolve_sandbox,
 )
 
-SandboxOption = Annotated[
-    SandboxKind,
-    typer.Option(
-        "--sandbox",
-        help="Where the task's code runs: auto (Docker when a Docker run can start, see "
-        "`sandbox status`; else local), docker, or local (walled in by bubblewrap where it "
-        "can start, else no isolation).",
-    ),
-]
-ImageOption = Annotated[
-    str | None,
-    typer.Option(
-        "--image",
-        help="Docker image (default: $ENDSTATE_SANDBOX_IMAGE, the toolkit's own image when "
-        "built, python:3.12-slim; see `sandbox status`).",
-    ),
-]
+if TYPE_CHECKING:  # what the two options hand the command; at run time, typer's Annotated
+    SandboxOption: TypeAlias = SandboxKind
+    ImageOption: TypeAlias = str | None
+
+
+def __getattr__(name: str) -> Any:
+    """``SandboxOption`` and ``ImageOption``, the typer options, built when a command module
+    that declares them is imported."""
+    if name not in ("SandboxOption", "ImageOption"):  # any other look-up, never typer's
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # deferred: typer (~60 ms), which prove's typer-free path never imports
+    import typer
+
+    if name == "SandboxOption":
+        return Annotated[
+            SandboxKind,
+            typer.Option(
+                "--sandbox",
+                help="Where the task's code runs: auto (Docker when a Docker run can start, "
+                "see `sandbox status`; else local), docker, or local (walled in by bubblewrap "
+                "where it can start, else no isolation).",
+            ),
+        ]
+    return Annotated[
+        str | None,
+        typer.Option(
+            "--image",
+            help="Docker image (default: $ENDSTATE_SANDBOX_IMAGE, the toolkit's own image "
+            "when built, python:3.12-slim; see `sandbox status`).",
+        ),
+    ]
+
 
 __all__ = ["DEFAULT_KIND", "ImageOption", "SandboxOption", "choose"]
 
@@ -62,9 +79,10 @@ def choose(
 
 
 def _err(line: str) -> None:
-    typer.echo(line, err=True)
+    print(line, file=sys.stderr, flush=True)
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"endstate-author: {message}", err=True)
-    raise typer.Exit(2)
+    """A usage error, exit 2 (``SystemExit``: typer lets it through as its own exit)."""
+    _err(f"endstate-author: {message}")
+    raise SystemExit(2)

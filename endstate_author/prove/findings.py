@@ -18,7 +18,6 @@ from endstate_author.engine.config import discover
 from endstate_author.engine.context import TaskContext
 from endstate_author.engine.diagnostics import Diagnostic, escaped
 from endstate_author.lint.run import lint_paths
-from endstate_author.prove.checks import mutants
 from endstate_author.prove.model import CheckResult, TaskProof
 from endstate_author.rules.es3_assertions import verdict_in_process
 from endstate_author.rules.es4_directory import unusable_entry
@@ -27,8 +26,14 @@ from endstate_harness.task import Task
 
 def finish(proof: TaskProof, task: Task, mutant_limit: int | None, suite_root: Path) -> None:
     """The mutation score and the diagnostics of ``proof``'s checks, and the static warnings."""
-    mutation = mutants.score(task, mutant_limit, proof.checks)
-    proof.mutation = mutation.to_json() if mutation is not None else None
+    proof.mutation = None
+    if any(c.group == "mutants" for c in proof.checks):  # a score only where mutants ran
+        # the mutants' module (their generator, their cache), which a proof without them
+        # (``--only visible``) need not import: deferred
+        from endstate_author.prove.checks import mutants
+
+        mutation = mutants.score(task, mutant_limit, proof.checks)
+        proof.mutation = mutation.to_json() if mutation is not None else None
     proof.diagnostics = messages.diagnostics(proof.path, proof.checks)
     proof.diagnostics.extend(static_warnings(proof.path, suite_root))
 

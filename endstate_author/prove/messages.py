@@ -8,7 +8,6 @@ from pathlib import Path
 from endstate_author.engine.context import TaskContext
 from endstate_author.engine.diagnostics import Diagnostic, Severity
 from endstate_author.prove.model import CheckResult
-from endstate_author.rules.registry import fix_line
 
 LEADS = {
     "ES901": "passes although nothing was done",
@@ -91,7 +90,12 @@ def message(
     text = f"{lead}: {body}" if body else lead
     if also:
         text += f" ({also})"
-    fix = fix_line(code) if fix is None else fix
+    if fix is None:
+        # the rule registry imports every rule family (~30 ms), for a finding's fix line
+        # only; a prove that finds nothing never reads it: deferred
+        from endstate_author.rules.registry import fix_line
+
+        fix = fix_line(code)
     return f"{text.rstrip('.')}. Fix: {fix}" if fix else text
 
 

@@ -12,7 +12,7 @@ import endstate_author.interrupts as interrupts
 import endstate_author.prove.preflight as preflight
 import endstate_author.prove.variation as variation
 from endstate_author.lint.run import cores, resolve_targets
-from endstate_author.prove.checks import CHECK_GROUPS, GROUPS
+from endstate_author.prove.checks import BY_NAME, CHECK_GROUPS
 from endstate_author.prove.model import (
     DEFAULT_MUTANT_BUDGET,
     DEFAULT_MUTANTS,
@@ -45,9 +45,11 @@ def plan_jobs(
     how many run at once (the mutants are batched for them)."""
     plan = Plan(mutant_limit, strict, tuple(sandbox_key), use_cache, mutant_budget, workers)
     wanted = set(only or CHECK_GROUPS)
-    for group in GROUPS:
-        if group.name in wanted:
-            yield from group.jobs(task, plan)
+    # by name first: a group's module is imported only when it is wanted (``--only visible``
+    # need not import the mutants' generator, the probes' catalogue...)
+    for name in CHECK_GROUPS:
+        if name in wanted:
+            yield from BY_NAME[name].jobs(task, plan)
 
 
 def skipped_notes(
@@ -57,7 +59,8 @@ def skipped_notes(
     checks that did, group by group."""
     plan = Plan(mutant_limit)
     wanted = set(only or CHECK_GROUPS)
-    return [note for group in GROUPS if group.name in wanted for note in group.skipped(task, plan)]
+    return [note for name in CHECK_GROUPS if name in wanted
+            for note in BY_NAME[name].skipped(task, plan)]
 
 
 def load_for_prove(root: Path) -> tuple[Task | None, str | None]:

@@ -68,6 +68,28 @@ def _recovery(value: Any) -> bool:
     ) is bool
 
 
+def _budget(value: Any) -> bool:
+    return (
+        type(value) is dict
+        and set(value) <= _BUDGET
+        and _int(value.get("max_context_tokens", 1), 1)
+        and _int(value.get("reserve_output_tokens", 0), 0)
+    )
+
+
+def plainly_valid_part(model: str, data: Any) -> bool:
+    """True only for an object the part of the model named ``model`` validates (``Bound``,
+    ``Requires``, ``Budget``, ``Recovery``, ``GraderSpec``, ``TaskManifest``): the values a
+    caller builds (``GraderSpec(name=...)``) are checked without the model too."""
+    if model == "TaskManifest":
+        return plainly_valid(data)
+    if type(data) is not dict:
+        return False
+    checks = {"Bound": _bound, "Requires": _requires, "Budget": _budget, "Recovery": _recovery,
+              "GraderSpec": _grader}  # fmt: skip
+    return checks[model](data)
+
+
 def plainly_valid(data: Any) -> bool:
     """True only for a manifest :class:`~endstate_harness.task.TaskManifest` validates."""
     if type(data) is not dict or not set(data) <= _TOP:
@@ -84,11 +106,7 @@ def plainly_valid(data: Any) -> bool:
     timeout = data.get("timeout_s", 300.0)
     if type(timeout) not in (int, float) or not math.isfinite(timeout) or timeout <= 0:
         return False
-    budget = data.get("budget", {})
-    if type(budget) is not dict or not set(budget) <= _BUDGET:
-        return False
-    if not (_int(budget.get("max_context_tokens", 1), 1)
-            and _int(budget.get("reserve_output_tokens", 0), 0)):
+    if not _budget(data.get("budget", {})):
         return False
     graders = data.get("graders")
     if type(graders) is not list or not graders or not all(_grader(g) for g in graders):

@@ -1,16 +1,15 @@
 """The task model: what a task folder means, strictly (task-format.md §1–2). Every level of
-task.json is closed and every type strict; the linter maps this model's validation errors onto
-JSON positions, so it is the one source of truth for what a manifest may say.
+task.json is closed and every type strict; what a manifest may say is decided by the pydantic
+model, :mod:`endstate_harness.task_model` (the linter maps its validation errors onto JSON
+positions). A loaded task carries plain values of the same names (:class:`Value`), so loading
+a sound task imports neither pydantic nor the model: ~0.14 s of a one-check prove (issue 48).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
-
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
-from pydantic import ValidationError as _ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from endstate_harness.layout import (  # noqa: F401  (re-exported: the names every caller knows)
     CATEGORIES,
@@ -26,6 +25,11 @@ from endstate_harness.layout import (  # noqa: F401  (re-exported: the names eve
     TASK_FILE,
     find_task_dirs,
 )
+from endstate_harness.plain_manifest import plainly_valid, plainly_valid_part
+from endstate_harness.values import REQUIRED, Value
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 Category = Literal[
     "bug-fix", "feature", "refactor", "compaction", "permissioning", "recovery", "cost"
@@ -35,22 +39,24 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "budget_exceeded", "m
 assert get_args(Category) == CATEGORIES and get_args(StopReason) == STOP_REASONS
 
 
-_closed = ConfigDict(extra="forbid", strict=True)
+class _Part(Value):
+    """A part of a manifest (:mod:`endstate_harness.values`): checked by
+    :func:`~endstate_harness.plain_manifest.plainly_valid_part` (a differential test holds it
+    to the model), else by :mod:`endstate_harness.task_model`, whose errors are raised."""
 
-NonNegInt = Annotated[StrictInt, Field(ge=0)]
+    _model_module = "endstate_harness.task_model"
+
+    @classmethod
+    def _plain(cls, data: Any) -> bool:
+        return plainly_valid_part(cls.__name__, data)
 
 
-class Bound(BaseModel):
+class Bound(_Part):
     """An inclusive range on a run counter; either end may be left out."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        json_schema_extra={"examples": [{"min": 1}, {"max": 8}, {"min": 1, "max": 3}]},
-    )
-
-    min: NonNegInt | None = Field(default=None, description="Least value allowed (inclusive).")
-    max: NonNegInt | None = Field(default=None, description="Greatest value allowed (inclusive).")
+    _defaults: ClassVar[dict[str, Any]] = {"min": None, "max": None}
+    min: int | None
+    max: int | None
 
     def admits(self, value: int) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
@@ -65,134 +71,116 @@ class Bound(BaseModel):
         return "is anything"
 
 
-class Requires(BaseModel):
+class Requires(_Part):
     """Run-level assertions the runner checks and conjoins with the graders' verdict."""
 
-    model_config = _closed
+    _defaults: ClassVar[dict[str, Any]] = {**dict.fromkeys(COUNTERS), "stop_reason": None}
+    compaction_events: Bound | None
+    denied_calls: Bound | None
+    unsettled_calls: Bound | None
+    steps: Bound | None
+    input_tokens: Bound | None
+    output_tokens: Bound | None
+    total_tokens: Bound | None
+    stop_reason: StopReason | None
 
-    compaction_events: Bound | None = Field(default=None, description=COUNTERS["compaction_events"])
-    denied_calls: Bound | None = Field(default=None, description=COUNTERS["denied_calls"])
-    unsettled_calls: Bound | None = Field(default=None, description=COUNTERS["unsettled_calls"])
-    steps: Bound | None = Field(default=None, description=COUNTERS["steps"])
-    input_tokens: Bound | None = Field(default=None, description=COUNTERS["input_tokens"])
-    output_tokens: Bound | None = Field(default=None, description=COUNTERS["output_tokens"])
-    total_tokens: Bound | None = Field(default=None, description=COUNTERS["total_tokens"])
-    stop_reason: StopReason | None = Field(
-        default=None, description="The run's stop reason must equal this."
-    )
+    @classmethod
+    def _convert(cls, name: str, raw: Any) -> Any:
+        return Bound._build(raw) if name in COUNTERS and raw is not None else raw
 
     def bounds(self) -> dict[str, Bound]:
         return {name: getattr(self, name) for name in COUNTERS if getattr(self, name) is not None}
 
 
-class Budget(BaseModel):
+class Budget(_Part):
     """The context budget. Usable context is ``max_context_tokens - reserve_output_tokens``."""
 
-    model_config = _closed
-
-    max_context_tokens: Annotated[StrictInt, Field(gt=0)] = Field(
-        default=128_000, description="Context window the loop may fill, in estimated tokens."
-    )
-    reserve_output_tokens: NonNegInt = Field(
-        default=8_000, description="Tokens kept free for the model's answer."
-    )
+    _defaults: ClassVar[dict[str, Any]] = {
+        "max_context_tokens": 128_000, "reserve_output_tokens": 8_000,
+    }  # fmt: skip
+    max_context_tokens: int
+    reserve_output_tokens: int
 
     @property
     def usable_tokens(self) -> int:
         return self.max_context_tokens - self.reserve_output_tokens
 
 
-class Recovery(BaseModel):
+class Recovery(_Part):
     """Kill the run at a tool call, then resume it with a fresh loop over the saved session."""
 
-    model_config = _closed
-
-    crash_at_call: NonNegInt = Field(
-        description="0-based index of the tool call, counted across the whole run, that dies."
-    )
-    after_side_effect: StrictBool = Field(
-        default=False,
-        description="false: die before the call runs; true: after it ran, before it was recorded.",
-    )
+    _defaults: ClassVar[dict[str, Any]] = {"crash_at_call": REQUIRED, "after_side_effect": False}
+    crash_at_call: int
+    after_side_effect: bool
 
 
-class GraderSpec(BaseModel):
+class GraderSpec(_Part):
     """A grader named by ``module:function`` and the keyword arguments it is bound with."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "name": "endstate.evals.graders:command_succeeds",
-                    "args": {"command": "python -m unittest discover -s tests -t . -q"},
-                }
-            ]
-        },
-    )
+    _defaults: ClassVar[dict[str, Any]] = {"name": REQUIRED, "args": dict}
+    name: str
+    args: dict[str, Any]
 
-    name: StrictStr = Field(description="`module:function` path of the grader.")
-    args: dict[str, Any] = Field(
-        default_factory=dict, description="Keyword arguments bound before the grader runs."
-    )
+    @classmethod
+    def _convert(cls, name: str, raw: Any) -> Any:
+        return dict(raw) if name == "args" else raw
 
 
-class TaskManifest(BaseModel):
+class TaskManifest(_Part):
     """The content of task.json (task-format.md §2, plus the ``$schema`` key of §7)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    _defaults: ClassVar[dict[str, Any]] = {
+        "schema_": None, "id": None, "category": "bug-fix", "description": "", "prompt": "",
+        "max_steps": 25, "timeout_s": 300.0, "budget": Budget, "graders": REQUIRED,
+        "requires": Requires, "recovery": None,
+    }  # fmt: skip
+    _aliases: ClassVar[dict[str, str]] = {"schema_": "$schema"}
+    schema_: str | None
+    id: str | None
+    category: Category
+    description: str
+    prompt: str
+    max_steps: int
+    timeout_s: float
+    budget: Budget
+    graders: list[GraderSpec]
+    requires: Requires
+    recovery: Recovery | None
 
-    schema_: StrictStr | None = Field(
-        default=None,
-        alias="$schema",
-        description="The JSON Schema editors validate this file with (ignored by the runner).",
-    )
-    id: StrictStr | None = Field(
-        default=None, description="Unique in the suite; defaults to the folder name."
-    )
-    category: Category = Field(
-        default="bug-fix", description="What the task measures; a typo is an error, not a filter."
-    )
-    description: StrictStr = Field(default="", description="One line on what the task tests.")
-    prompt: StrictStr = Field(
-        default="", description="What the agent is told; used only when prompt.md is absent."
-    )
-    max_steps: Annotated[StrictInt, Field(gt=0)] = Field(
-        default=25, description="Agent loop steps (model calls) before the run stops."
-    )
-    timeout_s: Annotated[StrictFloat, Field(gt=0)] = Field(
-        default=300.0, description="Wall clock for the run; the end state is graded on expiry."
-    )
-    budget: Budget = Field(default_factory=Budget, description="The context budget.")
-    graders: list[GraderSpec] = Field(
-        min_length=1, description="A conjunction: every check of every grader must pass."
-    )
-    requires: Requires = Field(
-        default_factory=Requires, description="Run counters the runner checks."
-    )
-    recovery: Recovery | None = Field(
-        default=None, description="Kill the run at a tool call, then resume it."
-    )
+    @classmethod
+    def _convert(cls, name: str, raw: Any) -> Any:
+        parts: dict[str, type[Value]] = {"budget": Budget, "requires": Requires,
+                                          "recovery": Recovery}  # fmt: skip
+        if name == "timeout_s":
+            return float(raw)  # the model's strict float takes an int as that float
+        if name == "graders":
+            return [GraderSpec._build(g) for g in raw]
+        if name in parts and raw is not None:
+            return parts[name]._build(raw)
+        return raw
 
 
 def model_at(path: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The model that validates the JSON object at ``path`` of a manifest (None: not an object
-    the format defines). Lint uses it for did-you-mean, the editor for completion and hover."""
+    """The pydantic model (:mod:`endstate_harness.task_model`) that validates the JSON object
+    at ``path`` of a manifest (None: not an object the format defines). Lint uses it for
+    did-you-mean, the editor for completion and hover."""
+    # deferred: the pydantic model, which only lint's findings and the editor read
+    import endstate_harness.task_model as task_model
+
     if not path:
-        return TaskManifest
+        return task_model.TaskManifest
     head = path[0]
     if head in ("budget", "recovery", "requires") and len(path) == 1:
         tops: dict[str, type[BaseModel]] = {
-            "budget": Budget,
-            "recovery": Recovery,
-            "requires": Requires,
+            "budget": task_model.Budget,
+            "recovery": task_model.Recovery,
+            "requires": task_model.Requires,
         }
         return tops[str(head)]
     if head == "requires" and len(path) == 2 and path[1] in COUNTERS:
-        return Bound
+        return task_model.Bound
     if head == "graders" and len(path) == 2 and isinstance(path[1], int):
-        return GraderSpec
+        return task_model.GraderSpec
     return None
 
 
@@ -200,15 +188,36 @@ class TaskError(ValueError):
     """A task folder that cannot be loaded; the message says which and why."""
 
 
-class Task(BaseModel):
+class Task:
     """One loaded task: the manifest plus where its parts live."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    def __init__(self, *, id: str, root: Path | str, manifest: TaskManifest | dict[str, Any],
+                 prompt: str) -> None:
+        if not isinstance(id, str) or not isinstance(prompt, str):
+            raise TypeError("Task: id and prompt are text")
+        self.id = id
+        self.root = Path(root)
+        if not isinstance(manifest, TaskManifest):
+            manifest = TaskManifest.model_validate(manifest)
+        self.manifest = manifest
+        self.prompt = prompt
 
-    id: str
-    root: Path
-    manifest: TaskManifest
-    prompt: str
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Task:
+        """A shallow copy with ``update``'s fields replaced (as pydantic's, unchecked)."""
+        task = Task.__new__(Task)
+        task.__dict__.update(self.__dict__)
+        task.__dict__.update(update or {})
+        return task
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Task:
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Task(id={self.id!r}, root={self.root!r})"
 
     @property
     def category(self) -> str:
@@ -251,7 +260,8 @@ class Task(BaseModel):
         return {p.name: p for p in sorted(folder.iterdir()) if p.is_dir()}
 
 
-def format_validation_error(exc: _ValidationError) -> str:
+
+def format_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -275,10 +285,16 @@ def load_task(directory: Path | str) -> Task:
         raise TaskError(f"{manifest_path}: {exc}") from exc
     if not isinstance(data, dict):
         raise TaskError(f"{manifest_path}: the top level is not an object")
-    try:
-        manifest = TaskManifest.model_validate(data)
-    except _ValidationError as exc:
-        raise TaskError(f"{manifest_path}: {format_validation_error(exc)}") from exc
+    if plainly_valid(data):
+        manifest = TaskManifest._build(data)
+    else:
+        # deferred: pydantic's error type, for a manifest the plain check is not sure of
+        from pydantic import ValidationError
+
+        try:
+            manifest = TaskManifest.model_validate(data)
+        except ValidationError as exc:
+            raise TaskError(f"{manifest_path}: {format_validation_error(exc)}") from exc
     if not (directory / FIXTURE_DIR).is_dir():
         raise TaskError(f"{directory}: no {FIXTURE_DIR}/ directory")
     prompt = manifest.prompt

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from endstate_harness.plain_manifest import plainly_valid
-from endstate_harness.task import TaskManifest
+from endstate_harness.task_model import TaskManifest  # the model itself, not the loaded value
 from tests.support.fuzzgen import documents, mutate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,7 +141,13 @@ def status(path_env: str | None = None) -> WallsStatus:
         return WallsStatus(
             False, "bubblewrap is not installed (apt-get install bubblewrap)"
             if not os.environ.get(BWRAP_ENV) else f"{os.environ[BWRAP_ENV]} is not a program")
-    return _probe(program, path_env if path_env is not None else _host_path())
+    with _PROBING:  # a second asker waits for the probe under way rather than start its own
+        return _probe(program, path_env if path_env is not None else _host_path())
+
+
+_PROBING = threading.Lock()
+"""Held while a probe runs: prove's early start probes while prove imports (on another
+thread), and the command's own look-up then finds that answer instead of probing again."""
 
 
 def _host_path() -> str:
