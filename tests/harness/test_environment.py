@@ -328,3 +328,49 @@ def test_a_definite_answer_is_shared_by_sandboxes_of_one_environment(
             box.close()
     assert answers == [("present", "absent")] * 2
     assert asked == ["sh", MISSING]
+
+
+def test_gradings_that_need_the_answer_at_once_share_one_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prove's first gradings fail together by design (the fixture's, the defects'), each on
+    a sandbox of its own: the probe (a fresh process behind fresh walls) runs once, and the
+    gradings that wanted it meanwhile wait for its answer (the real probe, counted; a barrier
+    makes the two threads ask together)."""
+    import threading
+
+    import endstate_harness.graders.environment as environment
+
+    asked: list[str] = []
+    real = environment._ask
+
+    def counted(sandbox: Any, program: str, timeout_s: float) -> Any:
+        asked.append(program)
+        return real(sandbox, program, timeout_s)
+
+    monkeypatch.setattr(environment, "_ask", counted)
+    monkeypatch.setattr(environment, "_KNOWN", {})
+    (tmp_path / "fixture").mkdir()
+    boxes = [SandboxChoice("local", grading=True).make(tmp_path / "fixture") for _ in range(3)]
+    together = threading.Barrier(len(boxes))
+    answers: list[str] = []
+
+    def grading(box: Any) -> None:
+        probe = environment.program_probe(box)
+        together.wait()
+        answers.append(probe("sh"))
+
+    try:
+        for box in boxes:
+            box.setup()
+            box.start()
+        threads = [threading.Thread(target=grading, args=(box,)) for box in boxes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        for box in boxes:
+            box.close()
+    assert answers == ["present"] * len(boxes)
+    assert asked == ["sh"]
