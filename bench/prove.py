@@ -23,7 +23,7 @@ For a suite (the shipped tasks/ by default), in one run:
   way, interleaved with this one run for run, so that a comparison shares the machine's load;
   ``--repeat N`` keeps each one's fastest of N (load only ever adds time). The CPU seconds
   of each full prove (its process tree's) are printed last: on a shared machine they move
-  far less with the load than the wall time does.
+  far less with the load than the wall time does, and as a multiple of one bare run's.
 
 Targets (issue "prove"): directions-only ≤ 1.3× the floor on one core; a cached re-run of
 an unchanged suite ≤ 0.3 s. Issue 48: full prove median ≤ 10×, worst ≤ 15× one bare run.
@@ -112,11 +112,13 @@ def per_task(tasks: list[Path], sandbox: str, repeat: int, versus: str | None) -
     print(f"per task, fastest of {repeat}, x one bare run; load (1 min) beside each row; "
           + ", ".join(f"{name} = {exe}" for name, exe in exes.items()))
     header = " ".join(f"{name + ' ' + mode:>17}" for name in exes for mode in PER_TASK_MODES)
-    header += " ".join(f"{name + ' cpu':>7}" for name in exes)
+    header += " " + " ".join(f"{name + ' cpu':>14}" for name in exes)
     print(f"{'task':32} {'bare':>6} {header}  load")
     with tempfile.TemporaryDirectory(prefix="endstate-bench-prove-") as cache_dir:
         for task in tasks:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             bare = bare_run(task)
+            bare_cpu = cpu_since(before) / 10  # bare_run: one run to warm the page cache, 9
             if not bare:
                 continue
             best: dict[tuple[str, str], float] = {}
@@ -137,7 +139,7 @@ def per_task(tasks: list[Path], sandbox: str, repeat: int, versus: str | None) -
                             cpu[name] = min(cpu.get(name, used), used)
             cells = " ".join(f"{best[(n, m)]:6.2f}s {best[(n, m)] / bare:6.1f}x  "
                              for n in exes for m in PER_TASK_MODES)
-            cells += " ".join(f"{cpu[n]:6.2f}s " for n in exes)
+            cells += " ".join(f"{cpu[n]:6.2f}s {cpu[n] / bare_cpu:5.1f}x" for n in exes)
             same = "" if len(set().union(*seen.values())) == 1 else "  OUTCOMES DIFFER"
             print(f"{task.name:32} {bare:5.3f}s {cells}{os.getloadavg()[0]:5.1f}{same}",
                   flush=True)
