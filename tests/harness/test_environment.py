@@ -9,6 +9,7 @@ program the agent's own code calls.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +375,47 @@ def test_gradings_that_need_the_answer_at_once_share_one_probe(
             box.close()
     assert answers == ["present"] * len(boxes)
     assert asked == ["sh"]
+
+
+def test_a_program_that_started_warm_there_is_present_without_a_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's child (``python3``) forks from a warm interpreter of the sandbox's
+    environment; once that started, a failing grading's probe of ``python3`` reads it rather
+    than starting a process to ask (counted: none asked). A PATH of the test's own (an extra
+    folder of its own at the end) keys both, so nothing another test started is read."""
+    import endstate_harness.graders.environment as environment
+    from endstate_harness.graders.judge.launch import child_command
+    from endstate_harness.sandbox import warm
+    from endstate_harness.sandbox.local import LocalSandbox
+
+    if not warm.sandbox_warm_enabled():
+        pytest.skip("the warm start is turned off here (ENDSTATE_WARM=0)")
+    asked: list[str] = []
+    real = environment._ask
+
+    def counted(sandbox: Any, program: str, timeout_s: float) -> Any:
+        asked.append(program)
+        return real(sandbox, program, timeout_s)
+
+    monkeypatch.setattr(environment, "_ask", counted)
+    monkeypatch.setattr(environment, "_KNOWN", {})
+    own = tmp_path / "bin"
+    own.mkdir()
+    path = f"{os.environ['PATH']}{os.pathsep}{own}"
+    (tmp_path / "fixture").mkdir()
+    answers = []
+    for _ in range(2):
+        box = LocalSandbox(tmp_path / "fixture", path_env=path)
+        try:
+            box.setup()
+            box.start()
+            box.seal()
+            channel = box.open_channel(child_command("python3"), timeout_s=30)
+            warm_child = isinstance(channel.proc, warm.WarmRun)  # type: ignore[attr-defined]
+            channel.close()
+            answers.append((warm_child, environment.program_probe(box)("python3")))
+        finally:
+            box.close()
+    assert answers == [(True, "present")] * 2
+    assert asked == []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from endstate_harness.errors import SandboxDied, SandboxError
 from endstate_harness.graders.judge.grader import judged_tests
 from endstate_harness.graders.unittest_grader import tests_pass
+from endstate_harness.sandbox import warm
 from endstate_harness.sandbox.base import ExecResult, Sandbox
 from endstate_harness.verdict import Verdict
 
@@ -116,14 +117,21 @@ def _shared_answer(sandbox: Sandbox, key: tuple[str, ...], program: str,
     machine, and prove's first gradings fail at once by design (the fixture's, the
     defects'): each used to pay it side by side, on the path of the first checks. An answer
     that is not definite ("broken", "unknown") stays this sandbox's own, as before; the next
-    grading then asks for itself."""
+    grading then asks for itself. A program that started as a warm interpreter in the same
+    environment (the judge's child's ``python3``, which every ``judged_tests`` grading forks
+    from) is present without asking (:func:`endstate_harness.sandbox.warm.started`): then no
+    grading starts a process of its own to ask. Only ever "present", from the harness's own
+    start: an answer that leaves a failure a failure, never one that excuses it."""
     with _ASKING_LOCK:
         lock = _ASKING.setdefault((key, program), threading.Lock())
     with lock:
         known = _KNOWN.get((key, program))
         if known is not None:
             return known
-        found = _ask(sandbox, program, timeout_s)
+        if key[0] == "path" and warm.started(key[1], key[2], program):
+            found: Presence = "present"  # the warm interpreter of it started there
+        else:
+            found = _ask(sandbox, program, timeout_s)
         if found in ("present", "absent"):
             _KNOWN[(key, program)] = found
         return found
