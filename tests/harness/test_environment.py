@@ -9,6 +9,7 @@ program the agent's own code calls.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -328,3 +329,93 @@ def test_a_definite_answer_is_shared_by_sandboxes_of_one_environment(
             box.close()
     assert answers == [("present", "absent")] * 2
     assert asked == ["sh", MISSING]
+
+
+def test_gradings_that_need_the_answer_at_once_share_one_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prove's first gradings fail together by design (the fixture's, the defects'), each on
+    a sandbox of its own: the probe (a fresh process behind fresh walls) runs once, and the
+    gradings that wanted it meanwhile wait for its answer (the real probe, counted; a barrier
+    makes the two threads ask together)."""
+    import threading
+
+    import endstate_harness.graders.environment as environment
+
+    asked: list[str] = []
+    real = environment._ask
+
+    def counted(sandbox: Any, program: str, timeout_s: float) -> Any:
+        asked.append(program)
+        return real(sandbox, program, timeout_s)
+
+    monkeypatch.setattr(environment, "_ask", counted)
+    monkeypatch.setattr(environment, "_KNOWN", {})
+    (tmp_path / "fixture").mkdir()
+    boxes = [SandboxChoice("local", grading=True).make(tmp_path / "fixture") for _ in range(3)]
+    together = threading.Barrier(len(boxes))
+    answers: list[str] = []
+
+    def grading(box: Any) -> None:
+        probe = environment.program_probe(box)
+        together.wait()
+        answers.append(probe("sh"))
+
+    try:
+        for box in boxes:
+            box.setup()
+            box.start()
+        threads = [threading.Thread(target=grading, args=(box,)) for box in boxes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        for box in boxes:
+            box.close()
+    assert answers == ["present"] * len(boxes)
+    assert asked == ["sh"]
+
+
+def test_a_program_that_started_warm_there_is_present_without_a_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's child (``python3``) forks from a warm interpreter of the sandbox's
+    environment; once that started, a failing grading's probe of ``python3`` reads it rather
+    than starting a process to ask (counted: none asked). A PATH of the test's own (an extra
+    folder of its own at the end) keys both, so nothing another test started is read."""
+    import endstate_harness.graders.environment as environment
+    from endstate_harness.graders.judge.launch import child_command
+    from endstate_harness.sandbox import warm
+    from endstate_harness.sandbox.local import LocalSandbox
+
+    if not warm.sandbox_warm_enabled():
+        pytest.skip("the warm start is turned off here (ENDSTATE_WARM=0)")
+    asked: list[str] = []
+    real = environment._ask
+
+    def counted(sandbox: Any, program: str, timeout_s: float) -> Any:
+        asked.append(program)
+        return real(sandbox, program, timeout_s)
+
+    monkeypatch.setattr(environment, "_ask", counted)
+    monkeypatch.setattr(environment, "_KNOWN", {})
+    own = tmp_path / "bin"
+    own.mkdir()
+    path = f"{os.environ['PATH']}{os.pathsep}{own}"
+    (tmp_path / "fixture").mkdir()
+    answers = []
+    for _ in range(2):
+        box = LocalSandbox(tmp_path / "fixture", path_env=path)
+        try:
+            box.setup()
+            box.start()
+            box.seal()
+            channel = box.open_channel(child_command("python3"), timeout_s=30)
+            warm_child = isinstance(channel.proc, warm.WarmRun)  # type: ignore[attr-defined]
+            channel.close()
+            answers.append((warm_child, environment.program_probe(box)("python3")))
+        finally:
+            box.close()
+    assert answers == [(True, "present")] * 2
+    assert asked == []

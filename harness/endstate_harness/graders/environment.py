@@ -8,11 +8,13 @@ from __future__ import annotations
 import inspect
 import re
 import shlex
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from endstate_harness.errors import SandboxDied, SandboxError
 from endstate_harness.graders.names import RECORDS, TEST_GRADERS
+from endstate_harness.sandbox import warm
 from endstate_harness.sandbox.base import ExecResult, Sandbox
 from endstate_harness.verdict import Verdict
 
@@ -93,10 +95,8 @@ def program_probe(sandbox: Sandbox, timeout_s: float = 30.0) -> ProgramProbe:
 
     def probe(program: str) -> Presence:
         if program not in answers:
-            known = _KNOWN.get((key, program)) if key is not None else None
-            answers[program] = known or _ask(sandbox, program, timeout_s)
-            if key is not None and answers[program] in ("present", "absent"):
-                _KNOWN[(key, program)] = answers[program]
+            answers[program] = (_shared_answer(sandbox, key, program, timeout_s)
+                                if key is not None else _ask(sandbox, program, timeout_s))
         return answers[program]
 
     return probe
@@ -104,6 +104,37 @@ def program_probe(sandbox: Sandbox, timeout_s: float = 30.0) -> ProgramProbe:
 
 _KNOWN: dict[tuple[tuple[str, ...], str], Presence] = {}
 """Definite answers by environment and program (see :func:`program_probe`)."""
+_ASKING: dict[tuple[tuple[str, ...], str], threading.Lock] = {}
+_ASKING_LOCK = threading.Lock()
+
+
+def _shared_answer(sandbox: Sandbox, key: tuple[str, ...], program: str,
+                   timeout_s: float) -> Presence:
+    """The environment's definite answer, asked at most once at a time per environment and
+    program: a grading that needs it while another's probe runs waits for that answer instead
+    of starting a second probe. Why: the probe is a fresh process behind fresh walls (a
+    shell's builtin, which no warm interpreter can run), ~15 ms idle and ~0.1 s on a loaded
+    machine, and prove's first gradings fail at once by design (the fixture's, the
+    defects'): each used to pay it side by side, on the path of the first checks. An answer
+    that is not definite ("broken", "unknown") stays this sandbox's own, as before; the next
+    grading then asks for itself. A program that started as a warm interpreter in the same
+    environment (the judge's child's ``python3``, which every ``judged_tests`` grading forks
+    from) is present without asking (:func:`endstate_harness.sandbox.warm.started`): then no
+    grading starts a process of its own to ask. Only ever "present", from the harness's own
+    start: an answer that leaves a failure a failure, never one that excuses it."""
+    with _ASKING_LOCK:
+        lock = _ASKING.setdefault((key, program), threading.Lock())
+    with lock:
+        known = _KNOWN.get((key, program))
+        if known is not None:
+            return known
+        if key[0] == "path" and warm.started(key[1], key[2], program):
+            found: Presence = "present"  # the warm interpreter of it started there
+        else:
+            found = _ask(sandbox, program, timeout_s)
+        if found in ("present", "absent"):
+            _KNOWN[(key, program)] = found
+        return found
 
 
 def _environment_key(sandbox: Sandbox) -> tuple[str, ...] | None:

@@ -49,6 +49,7 @@ __all__ = [
     "sandbox_warm_enabled",
     "shell_epilogue",
     "start_warm",
+    "started",
 ]
 
 SANDBOX_WARM_ENV = "ENDSTATE_WARM_SANDBOX"
@@ -298,7 +299,32 @@ def _zygote_for(run: PythonRun, parent: str | None,
                                    on_ready=functools.partial(_zygotes.__setitem__, key))
         except (OSError, ValueError):
             return None
+        _note_started(run.python, env.get("PATH"), walls is not None)
     return zygote
+
+
+_STARTED: set[tuple[str, str, str]] = set()
+"""(PATH, walls, program) of every warm interpreter that started (see :func:`started`)."""
+
+
+def _note_started(program: str, path: str | None, walled: bool) -> None:
+    """Note that ``program`` started as a warm interpreter with this PATH (searched from the
+    zygote's own folder, so only a PATH of absolute folders, which no working folder changes;
+    and only a bare name, as PATH finds it)."""
+    if path is None or "/" in program:
+        return
+    if all(part and os.path.isabs(part) for part in path.split(os.pathsep)):
+        _STARTED.add((path, "bubblewrap" if walled else "none", program))
+
+
+def started(path_env: str, walls: str, program: str) -> bool:
+    """Whether ``program`` started here as a warm interpreter under this PATH and these walls
+    (``bubblewrap`` or ``none``, a local sandbox's :meth:`walls`): then it is on that PATH
+    behind those walls, as the harness's own start of it showed, before any code under test
+    ran (its zygote starts in a folder of its own, with the host's read-only folders and
+    nothing of a task). The environment probe reads it instead of starting a process to ask
+    (:func:`endstate_harness.graders.environment.program_probe`)."""
+    return (path_env, walls, program) in _STARTED
 
 
 def prestart(run: PythonRun | None, parent: str | None, walls: Walls | None = None) -> None:
