@@ -301,12 +301,8 @@ class TaskContext:
         entry = self.files(name).get(rel)
         if entry is None or entry.is_symlink or entry.size > MAX_MANIFEST_BYTES:
             return None
-        try:
-            with open(entry.abspath, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
-        if b"\x00" in data:
+        data = self.read_tree_bytes(name, rel)  # one read for the text and the comparisons
+        if data is None or b"\x00" in data:
             return None
         return data.decode("utf-8", errors="replace")
 

@@ -215,15 +215,28 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _calls_package(node: ast.expr, package: set[str]) -> bool:
-    return any(isinstance(n, ast.Call) and _root(n.func) in package for n in walk(node))
+def _reads(node: ast.expr, package: set[str]) -> tuple[bool, bool]:
+    """In one walk of an operand: whether it calls the package, and whether it reads an
+    entry of a package's table (``TABLE[key]``, ``pkg.TABLE[key]``, ``2 * UNITS["km"]``)
+    and calls nothing of the package."""
+    table = False
+    for n in walk(node):
+        if isinstance(n, ast.Call) and _root(n.func) in package:
+            return True, False
+        if isinstance(n, ast.Subscript) and not table:
+            table = _root(n) in package
+    return False, table
 
 
-def _table_read(node: ast.expr, package: set[str]) -> bool:
-    """Whether ``node`` reads an entry of a package's table (``TABLE[key]``,
-    ``pkg.TABLE[key]``, ``2 * UNITS["km"]``) and calls nothing of the package."""
-    return not _calls_package(node, package) and any(
-        isinstance(n, ast.Subscript) and _root(n) in package for n in walk(node))
+def _one_reads_the_others_table(
+    left_calls: bool, left_table: bool, right: ast.expr, package: set[str]
+) -> bool:
+    """Whether one operand reads the package's table while the other calls the package
+    (``left``'s answers given, ``right`` walked only when they leave it open)."""
+    if not (left_calls or left_table):
+        return False
+    right_calls, right_table = _reads(right, package)
+    return (left_table and right_calls) or (right_table and left_calls)
 
 
 def _same(left: ast.expr, right: ast.expr) -> bool:
@@ -280,10 +293,10 @@ def expected_from_code(ctx: TaskContext) -> Iterator[Diagnostic]:
             if pair is None:
                 continue
             left, right = pair
-            if _calls_package(left, package) and _same(left, right):
+            left_calls, left_table = _reads(left, package)
+            if left_calls and _same(left, right):
                 why = "both sides are the same call into the code under test"
-            elif any(_table_read(a, package) and _calls_package(b, package)
-                     for a, b in ((left, right), (right, left))):
+            elif _one_reads_the_others_table(left_calls, left_table, right, package):
                 why = ("the expected side reads the package's own table, which the code under "
                        "test reads too")
             else:
