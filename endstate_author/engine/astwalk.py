@@ -157,5 +157,5 @@ class NodeIndex:
     def preorder(self) -> list[ast.AST]:
         """The nodes depth first (:func:`preorder`), made once."""
         if self._preorder is None:
-            self._preorder = preorder(self.nodes, self.starts)
+            self._preorder = preorder(self.nodes, self.starts) if self.nodes else []
         return self._preorder

@@ -239,10 +239,17 @@ def _one_reads_the_others_table(
     return (left_table and right_calls) or (right_table and left_calls)
 
 
-def _same(left: ast.expr, right: ast.expr) -> bool:
-    """Whether two expressions are written alike (what ``ast.dump`` would compare), their
-    dumps made only for two nodes of one class."""
-    return type(left) is type(right) and ast.dump(left) == ast.dump(right)
+def _same(left: object, right: object) -> bool:
+    """Whether two operands are written alike: what comparing their ``ast.dump`` texts says
+    (the same classes and fields, each value by its ``repr``, positions left out), without
+    making the texts, and stopping at the first difference."""
+    if isinstance(left, ast.AST):
+        return type(left) is type(right) and all(
+            _same(getattr(left, name, None), getattr(right, name, None))
+            for name in left._fields)  # fmt: skip
+    if isinstance(left, list):
+        return isinstance(right, list) and len(left) == len(right) and all(map(_same, left, right))
+    return type(left) is type(right) and repr(left) == repr(right)
 
 
 def _compared(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
