@@ -16,6 +16,7 @@ Leaving them out, and reading only the fields that can hold a node (never ``id``
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 EXPR_CONTEXTS = (ast.Load, ast.Store, ast.Del)
 """The nodes these walks leave out (see the module's docstring)."""
@@ -110,3 +111,51 @@ def preorder(nodes: list[ast.AST], starts: list[int]) -> list[ast.AST]:
         out.append(nodes[i])
         stack.extend(range(starts[i + 1] - 1, starts[i] - 1, -1))
     return out
+
+
+class NodeIndex:
+    """One parsed file's nodes, walked once for every rule that reads the file.
+
+    Why: lint runs a dozen rules over each test and module, and each used to pass over the
+    whole file for the few kinds of node it reads (imports, calls, definitions), so a file
+    cost several walks beside its parse. The index walks it once (:func:`walk_spans`), groups
+    the nodes by class on first demand, and keeps the depth-first order once a rule asks for
+    it; the rules read those lists instead of walking. The nodes are shared: no rule may
+    modify them."""
+
+    __slots__ = ("_groups", "_preorder", "nodes", "starts")
+
+    def __init__(self, nodes: list[ast.AST], starts: list[int]) -> None:
+        """``nodes`` and ``starts``: the file's :func:`walk_spans` (``[], [0]`` for none)."""
+        self.nodes, self.starts = nodes, starts
+        self._groups: dict[object, list[Any]] | None = None
+        self._preorder: list[ast.AST] | None = None
+
+    def of(self, *kinds: type[ast.AST]) -> list[Any]:
+        """The nodes whose class is one of ``kinds``, in :attr:`nodes`' (breadth-first)
+        order. Exact classes: the concrete node classes of :mod:`ast` have no subclasses,
+        so this is what ``isinstance`` would keep (never pass an abstract one, ``ast.expr``)."""
+        groups = self._groups
+        if groups is None:
+            groups = self._groups = {}
+            for node in self.nodes:
+                group = groups.get(type(node))
+                if group is None:
+                    groups[type(node)] = [node]
+                else:
+                    group.append(node)
+        key: object = kinds[0] if len(kinds) == 1 else kinds
+        found = groups.get(key)
+        if found is None:
+            if len(kinds) == 1:
+                return []
+            wanted = frozenset(kinds)
+            found = groups[key] = [node for node in self.nodes if type(node) in wanted]
+        return found
+
+    @property
+    def preorder(self) -> list[ast.AST]:
+        """The nodes depth first (:func:`preorder`), made once."""
+        if self._preorder is None:
+            self._preorder = preorder(self.nodes, self.starts) if self.nodes else []
+        return self._preorder

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from endstate_author.engine.astwalk import walk_spans
+from endstate_author.engine.astwalk import NodeIndex, walk_spans
 from endstate_author.engine.catalogue import Catalogue, GraderInfo
 from endstate_author.engine.config import Config
 from endstate_author.engine.declare import default_severity
@@ -301,12 +301,8 @@ class TaskContext:
         entry = self.files(name).get(rel)
         if entry is None or entry.is_symlink or entry.size > MAX_MANIFEST_BYTES:
             return None
-        try:
-            with open(entry.abspath, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
-        if b"\x00" in data:
+        data = self.read_tree_bytes(name, rel)  # one read for the text and the comparisons
+        if data is None or b"\x00" in data:
             return None
         return data.decode("utf-8", errors="replace")
 
@@ -370,39 +366,36 @@ class TaskContext:
     def python_nodes(self, name: str, rel: str) -> list[ast.AST]:
         """Every node of :meth:`python_module` in :func:`ast.walk`'s order (breadth first);
         [] without a module. The rules must not modify the nodes: they are shared."""
-        return self.python_walk(name, rel)[0]
+        return self.python_index(name, rel).nodes
 
     def python_walk(self, name: str, rel: str) -> tuple[list[ast.AST], list[int]]:
         """:meth:`python_nodes` with where each node's children start in it
         (:func:`endstate_author.engine.astwalk.walk_spans`)."""
+        index = self.python_index(name, rel)
+        return index.nodes, index.starts
+
+    def python_index(self, name: str, rel: str) -> NodeIndex:
+        """The file's one walk, its nodes by class and depth first (:class:`NodeIndex`), made
+        at the first rule that asks and read by all the others instead of a walk of theirs."""
         key = (name, rel)
-        if key not in self._walks:
+        found = self._indexes.get(key)
+        if found is None:
             module = self.python_module(name, rel)
-            self._walks[key] = walk_spans(module) if module is not None else ([], [0])
-        return self._walks[key]
+            spans = walk_spans(module) if module is not None else ([], [0])
+            found = self._indexes[key] = NodeIndex(*spans)
+        return found
 
     def python_imports(self, name: str, rel: str) -> list[ast.Import | ast.ImportFrom]:
         """The ``import`` and ``from … import`` statements of :meth:`python_nodes`, in its order
         (several rules read only these; listed once for all of them)."""
-        key = (name, rel)
-        found = self._imports.get(key)
-        if found is None:
-            found = self._imports[key] = [
-                node for node in self.python_nodes(name, rel)
-                if isinstance(node, ast.Import | ast.ImportFrom)
-            ]  # fmt: skip
-        return found
-
-    @cached_property
-    def _imports(self) -> dict[tuple[str, str], list[ast.Import | ast.ImportFrom]]:
-        return {}
+        return self.python_index(name, rel).of(ast.Import, ast.ImportFrom)
 
     @cached_property
     def _modules(self) -> dict[tuple[str, str], ast.Module | None]:
         return {}
 
     @cached_property
-    def _walks(self) -> dict[tuple[str, str], tuple[list[ast.AST], list[int]]]:
+    def _indexes(self) -> dict[tuple[str, str], NodeIndex]:
         return {}
 
     # ----- configuration and graders -----------------------------------------------------

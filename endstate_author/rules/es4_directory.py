@@ -12,11 +12,12 @@ import os
 import posixpath
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from endstate_author.engine.astwalk import child_nodes
-from endstate_author.engine.context import TaskContext, TreeEntry
+from endstate_author.engine.context import MAX_MANIFEST_BYTES, TaskContext, TreeEntry
 from endstate_author.engine.declare import rule
 from endstate_author.engine.diagnostics import Diagnostic, FileCreate, Fix
 from endstate_author.engine.discovery import is_test_file_name, test_files
@@ -689,8 +690,9 @@ def _shown(rel: str) -> str:
     return text if len(text) <= 120 else f"{text[:60]}…{text[-40:]}"
 
 
-def _odd(entry: TreeEntry) -> str | None:
-    """Why an entry of a task's tree cannot be used, or None."""
+def _odd(entry: TreeEntry, kept: Callable[[], bytes | None]) -> str | None:
+    """Why an entry of a task's tree cannot be used, or None (``kept``: the file's bytes as
+    the context keeps them, for :func:`_foreign_encoding`)."""
     try:
         rel = entry.rel.encode("utf-8")
     except UnicodeEncodeError:
@@ -711,24 +713,30 @@ def _odd(entry: TreeEntry) -> str | None:
     if len(rel) > PATH_LIMIT:
         return (f"its path is {len(rel)} bytes: every copy is made under a scratch folder, and "
                 f"a path over 4096 bytes cannot be made (keep paths under {PATH_LIMIT} bytes)")
-    return _foreign_encoding(entry)
+    return _foreign_encoding(entry, kept)
 
 
 ENCODING_HEAD = 64 * 1024
 """Bytes of a Python file read for its encoding declaration (it is on line 1 or 2)."""
 
 
-def _foreign_encoding(entry: TreeEntry) -> str | None:
+def _foreign_encoding(entry: TreeEntry, kept: Callable[[], bytes | None]) -> str | None:
     """Why a Python file of the task is read as another program than the one that runs: it
     declares an encoding other than UTF-8 (graders and lint read Python as UTF-8, the
-    interpreter as declared), or None."""
+    interpreter as declared), or None. A file of at most 1 MiB is read through ``kept``,
+    the context's one read of it, which the rules that parse it share (a larger one: its
+    head alone, here)."""
     if entry.is_symlink or entry.is_dir or not is_python(entry.rel):
         return None
-    try:
-        with open(entry.abspath, "rb") as fh:
-            head = fh.read(ENCODING_HEAD)
-    except OSError:
-        return None
+    whole = kept() if entry.size <= MAX_MANIFEST_BYTES else None
+    if whole is not None:
+        head = whole[:ENCODING_HEAD]
+    else:
+        try:
+            with open(entry.abspath, "rb") as fh:
+                head = fh.read(ENCODING_HEAD)
+        except OSError:
+            return None
     try:
         codec = declared_encoding(head.decode("utf-8", errors="replace"))
     except SyntaxError as exc:
@@ -774,7 +782,7 @@ def unusable_entry(ctx: TaskContext) -> Iterator[Diagnostic]:
         for rel, entry in sorted(ctx.tree(tree).items()):
             if any(rel.startswith(done + "/") for done in reported):
                 continue  # what is below a reported entry says nothing more
-            why = _odd(entry)
+            why = _odd(entry, partial(ctx.read_tree_bytes, tree, rel))
             if why is not None:
                 reported.append(rel)
                 yield ctx.at_file("ES414", f"{tree}/{_shown(rel)}: {why}", ctx.manifest_path)

@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from endstate_author.engine.astwalk import preorder
+from endstate_author.engine.astwalk import NodeIndex
 from endstate_author.engine.context import TaskContext
 from endstate_author.engine.declare import rule
 from endstate_author.engine.diagnostics import Diagnostic
 from endstate_author.rules.es3_assertions import graders_named
-from endstate_author.rules.judge_arguments import arguments_read_after_the_call
+from endstate_author.rules.judge_arguments import (
+    arguments_read_after_the_call,
+    may_assert_on_arguments,
+)
 from endstate_author.rules.judge_operands import BOUNDARY, OperandScanner
 from endstate_author.rules.judge_package import PackageModel
 from endstate_harness.graders.judge.proxies import PLAIN_VALUES_FIX
@@ -104,22 +107,30 @@ class _Finder:
         self.local_defs: set[str] = set()  # functions and classes defined by the test
         self.found: list[tuple[ast.AST, str]] = []
 
-    def scan(self, nodes: list[ast.AST], ordered: list[ast.AST]) -> None:
-        """``nodes`` in :func:`ast.walk`'s order, ``ordered`` depth first (the order
-        :class:`ast.NodeVisitor` visits, so findings come in the order they always did)."""
-        for node in nodes:
-            if isinstance(node, ast.Import):
+    def scan(self, nodes: NodeIndex) -> None:
+        """``nodes``: the file's index. The findings come depth first (the order
+        :class:`ast.NodeVisitor` visits, so they come in the order they always did); the
+        index's lists by class are read first, and the depth-first order made only when
+        they find more than one (one finding is in that order already)."""
+        for node in nodes.of(ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in self.modules:
+                    self.package_names.add((alias.asname or alias.name).split(".")[0])
+        for node in nodes.of(ast.ImportFrom):
+            if node.level == 0 and node.module and node.module.split(".")[0] in self.modules:
                 for alias in node.names:
-                    if alias.name.split(".")[0] in self.modules:
-                        self.package_names.add((alias.asname or alias.name).split(".")[0])
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                if node.module.split(".")[0] in self.modules:
-                    for alias in node.names:
-                        self.package_names.add(alias.asname or alias.name)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if not _is_test_scaffolding(node):
-                    self.local_defs.add(node.name)
-        for node in ordered:
+                    self.package_names.add(alias.asname or alias.name)
+        for node in nodes.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if not _is_test_scaffolding(node):
+                self.local_defs.add(node.name)
+        for node in nodes.of(ast.Assign):
+            self.visit_Assign(node)
+        for node in nodes.of(ast.Call):
+            self.visit_Call(node)
+        if len(self.found) < 2:
+            return
+        self.found.clear()
+        for node in nodes.preorder:
             kind = type(node)
             if kind is ast.Assign:
                 self.visit_Assign(node)  # type: ignore[arg-type]
@@ -254,19 +265,19 @@ def judge_cannot_cross(ctx: TaskContext) -> Iterator[Diagnostic]:
             if module is None:
                 continue
             finder = _Finder(modules)
-            nodes, starts = ctx.python_walk(tree, rel)
-            finder.scan(nodes, preorder(nodes, starts))
+            index = ctx.python_index(tree, rel)
+            finder.scan(index)
             found = [(node, f"{why}: {_CROSSING}") for node, why in finder.found]
-            found += [
-                (node, why) for test in nodes
-                if isinstance(test, ast.FunctionDef | ast.AsyncFunctionDef)
-                and test.name.startswith("test")
-                for node, why in arguments_read_after_the_call(test, finder.is_package)
-            ]
+            if may_assert_on_arguments(index):
+                found += [
+                    (node, why) for test in index.of(ast.FunctionDef, ast.AsyncFunctionDef)
+                    if test.name.startswith("test")
+                    for node, why in arguments_read_after_the_call(test, finder.is_package)
+                ]
             if model is None:
                 model = _package_model(ctx, modules, args.get("child_helpers"))
             scanner = OperandScanner(model)
-            scanner.scan(module, (nodes, starts))
+            scanner.scan(module, (index.nodes, index.starts))
             found += [(node, f"{why}: {_OPERATOR if kind != BOUNDARY else _UNREADABLE}")
                       for node, why, kind in scanner.found]
             path = ctx.files(tree)[rel].path

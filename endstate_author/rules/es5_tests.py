@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from endstate_author.engine.astwalk import NodeIndex, walk
 from endstate_author.engine.context import TaskContext
 from endstate_author.engine.declare import rule
 from endstate_author.engine.diagnostics import Diagnostic
@@ -22,16 +23,16 @@ from endstate_harness.layout import FIXTURE_DIR, HOLDOUT_DIR
 
 def _test_modules(
     ctx: TaskContext,
-) -> Iterator[tuple[str, str, ast.Module, list[ast.AST]]]:
+) -> Iterator[tuple[str, str, ast.Module, NodeIndex]]:
     """(tree, rel, module, its nodes) of every test file of the task that parses; the nodes
-    are the context's one walk of the file, shared with the other rules."""
+    are the context's one walk of the file, by class, shared with the other rules."""
     listed = [(HOLDOUT_DIR, rel) for rel in sorted(ctx.files(HOLDOUT_DIR))]
     listed += [(FIXTURE_DIR, rel) for rel in fixture_test_files(ctx)]
     for tree, rel in listed:
         if rel.endswith(".py"):
             module = ctx.python_module(tree, rel)
             if module is not None:
-                yield tree, rel, module, ctx.python_nodes(tree, rel)
+                yield tree, rel, module, ctx.python_index(tree, rel)
 
 
 def _at(ctx: TaskContext, code: str, text: str, tree: str, rel: str, node: ast.AST) -> Diagnostic:
@@ -68,7 +69,7 @@ def test_defined_twice(ctx: TaskContext) -> Iterator[Diagnostic]:
     """
     for tree, rel, module, nodes in _test_modules(ctx):
         bodies: list[list[ast.stmt]] = [module.body]
-        bodies += [n.body for n in nodes if isinstance(n, ast.ClassDef)]
+        bodies += [n.body for n in nodes.of(ast.ClassDef)]
         for body in bodies:
             first: dict[str, ast.AST] = {}
             for stmt in body:
@@ -124,17 +125,16 @@ def _narrows(pattern: ast.expr | None) -> bool:
     return True
 
 
-def _bound_names(nodes: list[ast.AST]) -> set[str]:
+def _bound_names(nodes: NodeIndex) -> set[str]:
     """Names the module binds itself (a class, an assignment, an import): a test file's own
     ``Exception`` is not the builtin."""
-    names: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    names: set[str] = {
+        node.name for node in nodes.of(ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    }
+    for node in nodes.of(ast.Assign):
+        names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in nodes.of(ast.Import, ast.ImportFrom):
+        names.update((a.asname or a.name).split(".")[0] for a in node.names)
     return names
 
 
@@ -163,8 +163,8 @@ def raises_any_exception(ctx: TaskContext) -> Iterator[Diagnostic]:
         if "aises" not in (ctx.read_tree_text(tree, rel) or ""):  # (r|R)aises: else, at once
             continue
         shadowed = _bound_names(nodes)
-        for node in nodes:
-            if not isinstance(node, ast.Call) or not node.args:
+        for node in nodes.of(ast.Call):
+            if not node.args:
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else ""
@@ -194,11 +194,11 @@ _EQUALITY = frozenset({
 })  # fmt: skip
 
 
-def _package_names(nodes: list[ast.AST], modules: set[str]) -> set[str]:
+def _package_names(nodes: NodeIndex, modules: set[str]) -> set[str]:
     """Local names the test module binds to the package (``import pkg``, ``from pkg import
     TABLE``)."""
     names: set[str] = set()
-    for node in nodes:
+    for node in nodes.of(ast.Import, ast.ImportFrom):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in modules:
@@ -215,15 +215,41 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _calls_package(node: ast.expr, package: set[str]) -> bool:
-    return any(isinstance(n, ast.Call) and _root(n.func) in package for n in ast.walk(node))
+def _reads(node: ast.expr, package: set[str]) -> tuple[bool, bool]:
+    """In one walk of an operand: whether it calls the package, and whether it reads an
+    entry of a package's table (``TABLE[key]``, ``pkg.TABLE[key]``, ``2 * UNITS["km"]``)
+    and calls nothing of the package."""
+    table = False
+    for n in walk(node):
+        if isinstance(n, ast.Call) and _root(n.func) in package:
+            return True, False
+        if isinstance(n, ast.Subscript) and not table:
+            table = _root(n) in package
+    return False, table
 
 
-def _table_read(node: ast.expr, package: set[str]) -> bool:
-    """Whether ``node`` reads an entry of a package's table (``TABLE[key]``,
-    ``pkg.TABLE[key]``, ``2 * UNITS["km"]``) and calls nothing of the package."""
-    return not _calls_package(node, package) and any(
-        isinstance(n, ast.Subscript) and _root(n) in package for n in ast.walk(node))
+def _one_reads_the_others_table(
+    left_calls: bool, left_table: bool, right: ast.expr, package: set[str]
+) -> bool:
+    """Whether one operand reads the package's table while the other calls the package
+    (``left``'s answers given, ``right`` walked only when they leave it open)."""
+    if not (left_calls or left_table):
+        return False
+    right_calls, right_table = _reads(right, package)
+    return (left_table and right_calls) or (right_table and left_calls)
+
+
+def _same(left: object, right: object) -> bool:
+    """Whether two operands are written alike: what comparing their ``ast.dump`` texts says
+    (the same classes and fields, each value by its ``repr``, positions left out), without
+    making the texts, and stopping at the first difference."""
+    if isinstance(left, ast.AST):
+        return type(left) is type(right) and all(
+            _same(getattr(left, name, None), getattr(right, name, None))
+            for name in left._fields)  # fmt: skip
+    if isinstance(left, list):
+        return isinstance(right, list) and len(left) == len(right) and all(map(_same, left, right))
+    return type(left) is type(right) and repr(left) == repr(right)
 
 
 def _compared(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
@@ -266,17 +292,18 @@ def expected_from_code(ctx: TaskContext) -> Iterator[Diagnostic]:
         return
     for tree, rel, _, nodes in _test_modules(ctx):
         package = _package_names(nodes, modules)
-        if not package:
+        # both findings need a call of the package among the file's calls: none, none here
+        if not package or not any(_root(c.func) in package for c in nodes.of(ast.Call)):
             continue
-        for node in nodes:
+        for node in nodes.of(ast.Call, ast.Assert):
             pair = _compared(node)
             if pair is None:
                 continue
             left, right = pair
-            if ast.dump(left) == ast.dump(right) and _calls_package(left, package):
+            left_calls, left_table = _reads(left, package)
+            if left_calls and _same(left, right):
                 why = "both sides are the same call into the code under test"
-            elif any(_table_read(a, package) and _calls_package(b, package)
-                     for a, b in ((left, right), (right, left))):
+            elif _one_reads_the_others_table(left_calls, left_table, right, package):
                 why = ("the expected side reads the package's own table, which the code under "
                        "test reads too")
             else:

@@ -126,8 +126,8 @@ _IMPLICIT = frozenset({
 def _uses(text: str, nodes: list[ast.AST], tops: set[str],
           imports: Sequence[ast.Import | ast.ImportFrom]) -> Iterator[_Use]:
     """The package's names a test file relies on: imported modules and names, attributes
-    read off them, keyword arguments passed to them (``nodes``: the file's, as ast.walk
-    lists them; ``imports``: its import statements among them, in the same order)."""
+    read off them, keyword arguments passed to them (``nodes``: the file's attributes and
+    calls, in the order ast.walk lists them; ``imports``: its import statements, likewise)."""
     if text.isascii() and not any(top in text for top in tops):
         return  # an import of the package writes its name (in ASCII text, letter for letter)
     lines = text.splitlines()
@@ -217,7 +217,7 @@ def test_name_not_in_prompt(ctx: TaskContext) -> Iterator[Diagnostic]:
         if text is None or ctx.python_module("holdout", rel) is None:
             continue
         seen: set[str] = set()
-        nodes = ctx.python_nodes("holdout", rel)
+        nodes = ctx.python_index("holdout", rel).of(ast.Attribute, ast.Call)  # all _uses reads
         imports = ctx.python_imports("holdout", rel)
         for use in sorted(_uses(text, nodes, tops, imports), key=lambda u: (u.line, u.column)):
             if known is None:
@@ -362,9 +362,8 @@ class _Definitions:
     def names_in(self, rel: str) -> set[str]:
         if rel not in self._names:
             self._names[rel] = {
-                node.name
-                for node in self.ctx.python_nodes("fixture", rel)
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                node.name for node in self.ctx.python_index("fixture", rel).of(
+                    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
             }
         return self._names[rel]
 

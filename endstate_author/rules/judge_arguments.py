@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from endstate_author.engine.astwalk import NodeIndex, walk
+
 _MUTABLE_CALLS = frozenset({"list", "dict", "set", "bytearray", "deque", "defaultdict",
                             "OrderedDict", "Counter"})
 _MUTABLE_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
@@ -46,10 +48,10 @@ def _is_assertion(node: ast.AST) -> bool:
     return False
 
 
-def _bound(stmt: ast.stmt) -> set[str]:
-    """Names a statement binds (assignments, loops, with, walrus, del)."""
+def _bound(nodes: list[ast.AST]) -> set[str]:
+    """Names a statement binds (assignments, loops, with, walrus, del); ``nodes``: its walk."""
     out: set[str] = set()
-    for node in ast.walk(stmt):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             out.add(node.id)
     return out
@@ -69,6 +71,18 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from _statements(handler.body)
 
 
+def may_assert_on_arguments(nodes: NodeIndex) -> bool:
+    """Whether any test of a file may be reported: some name is bound to a mutable value and
+    some name so bound given to a call, anywhere in the file. Each test's own first check
+    (below) asks the same of the test alone, a part of the file: when the file says no, every
+    test would, and the file's index answers at once where a walk of each test would not."""
+    built = {t.id for node in nodes.of(ast.Assign) if _mutable(node.value)
+             for t in node.targets if isinstance(t, ast.Name)}
+    return bool(built) and any(
+        isinstance(a, ast.Name) and a.id in built
+        for call in nodes.of(ast.Call) for a in [*call.args, *(k.value for k in call.keywords)])
+
+
 def arguments_read_after_the_call(
     test: ast.FunctionDef | ast.AsyncFunctionDef, is_package: Callable[[ast.AST], bool]
 ) -> Iterator[tuple[ast.AST, str]]:
@@ -78,7 +92,7 @@ def arguments_read_after_the_call(
     # mutable value bound to a name, or none of those names given to a call of the package
     built: set[str] = set()
     given_any: set[str] = set()
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Assign) and _mutable(node.value):
             built.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.Call) and (node.args or node.keywords):
@@ -90,11 +104,12 @@ def arguments_read_after_the_call(
     passed: dict[str, int] = {}  # name -> line of the package call it was given to
     results: set[str] = set()  # names bound to what a call of the package returned
     for stmt in _statements(test.body):
+        inner = walk(stmt)  # one walk of the statement for every question below
         if _is_assertion(stmt):
-            read = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
+            read = {n.id for n in inner if isinstance(n, ast.Name)
                     and isinstance(n.ctx, ast.Load)}
             if read & results or any(isinstance(n, ast.Call) and is_package(n.func)
-                                     for n in ast.walk(stmt)):
+                                     for n in inner):
                 # about what the package returned (`assertEqual(total, sum(items))`): the
                 # argument only helps say what to expect, and the judge has it as it was
                 continue
@@ -106,16 +121,16 @@ def arguments_read_after_the_call(
                     "the code does"
                 )
             continue
-        calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and is_package(n.func)]
+        calls = [n for n in inner if isinstance(n, ast.Call) and is_package(n.func)]
         given = {a.id for c in calls for a in [*c.args, *(k.value for k in c.keywords)]
                  if isinstance(a, ast.Name) and a.id in mutable}
-        rebound = _bound(stmt)
+        rebound = _bound(inner)
         # the test changing the value itself (items.append(4), items[0] = 1): what it then
         # asserts is its own doing, not the package's
-        rebound |= {n.func.value.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
+        rebound |= {n.func.value.id for n in inner if isinstance(n, ast.Call)
                     and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
                     and not is_package(n.func)}
-        rebound |= {t.value.id for n in ast.walk(stmt)
+        rebound |= {t.value.id for n in inner
                     if isinstance(n, ast.Assign | ast.AugAssign)
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                     if isinstance(t, ast.Subscript | ast.Attribute)
@@ -130,5 +145,5 @@ def arguments_read_after_the_call(
         for name in given - rebound:
             passed[name] = getattr(stmt, "lineno", 0)
         if calls and isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            results.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
+            results.update(n.id for n in inner if isinstance(n, ast.Name)
                            and isinstance(n.ctx, ast.Store))
