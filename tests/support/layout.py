@@ -153,52 +153,11 @@ def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """One cycle path (first node repeated at the end) per strongly connected component
     that has one; [] for an acyclic graph."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    components: list[list[str]] = []
-    counter = 0
-
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph.get(start, ()))))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1 or node in graph.get(node, ()):
-                    components.append(sorted(component))
-
-    return [_cycle_in(graph, set(c), c[0]) for c in components]
+    return [
+        _cycle_in(graph, set(c), c[0])
+        for c in _components(graph)
+        if len(c) > 1 or c[0] in graph.get(c[0], ())
+    ]
 
 
 def _cycle_in(graph: dict[str, set[str]], component: set[str], start: str) -> list[str]:
@@ -284,7 +243,7 @@ def _components(graph: dict[str, set[str]]) -> list[list[str]]:
         counter += 1
         stack.append(start)
         on_stack.add(start)
-        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph.get(start, ()))))]
         while work:
             node, children = work[-1]
             advanced = False
@@ -294,7 +253,7 @@ def _components(graph: dict[str, set[str]]) -> list[list[str]]:
                     counter += 1
                     stack.append(child)
                     on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
+                    work.append((child, iter(sorted(graph.get(child, ())))))
                     advanced = True
                     break
                 if child in on_stack:
