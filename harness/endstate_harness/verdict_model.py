@@ -60,15 +60,8 @@ class Evidence(BaseModel):
 
 
 class EnvironmentFault(BaseModel):
-    """Why a failing verdict is the environment's, set by the harness where the harness itself
-    failed (today: :func:`endstate_harness.graders.resolve` could not load a grader).
-
-    Why a field and not words in the reason: a reason quotes what the end state holds (file
-    names, link targets, a test's output), so any marker text could be written by the agent,
-    and one dangling link named with it would turn every failing attempt into an *error*
-    (eval) or an *unassessed* check (prove). Nothing reads a reason to classify a verdict;
-    only harness code sets this field, and no grader output is ever parsed into it.
-    """
+    """The model of :class:`endstate_harness.verdict.EnvironmentFault` (why a failing verdict
+    is the environment's, and why that is a field rather than words in the reason: see it)."""
 
     kind: Literal["grader-unresolved"]
     detail: str
