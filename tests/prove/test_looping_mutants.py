@@ -26,6 +26,10 @@ LOOPING = {
     "m52fb6c8a": "keyword argument `days=` removed",
 }
 """The mutants that never end (ids follow the solution's text)."""
+SLOW = {"me2aa41c9": "`+=` → `-=`"}
+"""A mutant that ends, but only after some 740,000 steps back to the year 1 (``day -= step``),
+with the OverflowError that fails its tests: it runs about as long as its bound, so it is cut
+on one run and ends failing on another. Killed either way; never a survivor."""
 BARE_RUNS = 100
 """The mutants' prove (a fresh process: its start, the sandbox, two batches, 27 mutants, each
 looping one cut two or three times) must finish within this many bare runs of the task's
@@ -79,7 +83,9 @@ def test_mutants_that_loop_are_killed_by_their_time_bound(tmp_path: Path) -> Non
     score = task["mutation_score"]
     assert score["complete"] and score["not_run"] == 0 and score["over_budget"] == 0, score
     assert score["survived"] == 0 and score["killed"] == score["run"], score
-    assert score["timed_out"] == len(LOOPING), score
+    cut = {c["check"].split()[1] for c in task["checks"] if ": killed: timed out: " in c["detail"]}
+    assert set(LOOPING) <= cut <= set(LOOPING) | set(SLOW), cut
+    assert score["timed_out"] == len(cut), score
     print(f"\nlooping mutants' prove: {took:.2f} s = {took / bare:.1f} bare runs of {bare:.3f} s",
           file=sys.stderr)
     assert took <= BARE_RUNS * bare, (
