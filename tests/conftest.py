@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,17 @@ session.start()
 # every process these tests start hears SIGINT again, as it does from a terminal.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A parallel run (``scripts/run-tests.sh``: pytest-xdist, ``--dist loadgroup``) hands
+    each test module to one worker whole, so a module's fixtures are built once: every test
+    without an ``xdist_group`` of its own is in its module's group. Modules that share a
+    build (the .vsix) or read what another writes name one group between them."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
 
 
 def make_fixture_tree(root: Path) -> Path:
@@ -114,3 +126,21 @@ def walls(request: pytest.FixtureRequest) -> bool:
     if request.param:
         require_walls()
     return bool(request.param)
+
+
+E2E_SECONDS: dict[str, float] = {}
+"""Each VS Code test file's time (tests/editors): its build is the suite's slowest setup."""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds up each VS Code file's time; called where the summary is written (in a parallel
+    run, the controller, from the workers' reports)."""
+    name = report.nodeid.partition("::")[0].rpartition("/")[2]
+    if name in ("test_vscode.py", "test_vscode_e2e.py"):
+        E2E_SECONDS[name] = E2E_SECONDS.get(name, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The VS Code tests' wall time (the .vsix build counts in test_vscode.py's, if it ran)."""
+    for name, seconds in sorted(E2E_SECONDS.items()):
+        terminalreporter.write_line(f"{name}: {seconds:.1f} s")

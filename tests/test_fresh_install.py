@@ -41,7 +41,9 @@ EDITOR_FILES = {
                "tools/copy-schema.mjs"],
 }
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# one worker of a parallel run builds the .vsix once for the VS Code files, and the wheel
+# built here carries it when it is there: never read while another worker writes it
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("vscode")]
 
 
 def _run(cmd: list[str | Path], **kwargs: Any) -> subprocess.CompletedProcess[str]:

@@ -2,8 +2,9 @@
 outcome on its item (the e2e tests save a screenshot when theirs failed).
 
 The build (``scripts/build-vscode.sh``: npm ci, node's unit tests, esbuild, vsce package) is
-the slow part of both test_vscode.py and test_vscode_e2e.py, so it runs once for both. The
-time each file took is printed at the end of the run.
+the slow part of both test_vscode.py and test_vscode_e2e.py, so it runs once for both (and
+on one worker of a parallel run: both files are in the ``vscode`` group). The time each file
+took is printed at the end of the run (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -48,19 +49,8 @@ def vsix() -> Path:
     return found[0]
 
 
-E2E_SECONDS: dict[str, float] = {}
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[Any]:
     outcome: Any = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
-    if item.path.name in ("test_vscode.py", "test_vscode_e2e.py"):
-        E2E_SECONDS[item.path.name] = E2E_SECONDS.get(item.path.name, 0.0) + report.duration
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The VS Code tests' wall time (the .vsix build counts in test_vscode.py's, if it ran)."""
-    for name, seconds in sorted(E2E_SECONDS.items()):
-        terminalreporter.write_line(f"{name}: {seconds:.1f} s")

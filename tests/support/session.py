@@ -24,6 +24,10 @@ PREFIX = "es-tests-"
 """Short: Ray puts its sockets below the temp folder, and a socket's path has a 107-byte cap."""
 _ENV = "ENDSTATE_TEST_SESSION_TMP"
 """The folder, for processes the session starts (a nested session keeps its parent's)."""
+_WORKER = "ENDSTATE_TEST_SESSION_WORKER"
+"""The pytest-xdist worker whose folder :data:`_ENV` is ("" for a run without workers)."""
+_XDIST_WORKER = "PYTEST_XDIST_WORKER"
+"""Set by pytest-xdist in each worker (``gw0``, ``gw1``...), and inherited by what it starts."""
 
 
 def start() -> Path:
@@ -35,12 +39,19 @@ def start() -> Path:
     gives a run a TMPDIR of its own to watch (tests/reliability) still finds them in it, which
     a session-wide ``ENDSTATE_SCRATCH`` would take away."""
     known = os.environ.get(_ENV)
-    if known and Path(known).is_dir() and os.environ.get("TMPDIR") == known:
+    worker = os.environ.get(_XDIST_WORKER, "")
+    if (known and Path(known).is_dir() and os.environ.get("TMPDIR") == known
+            and os.environ.get(_WORKER, "") == worker):
         tempfile.tempdir = known
         return Path(known)
-    _sweep(Path(tempfile.gettempdir()))
-    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
+    # a worker of a parallel run (pytest-xdist) is a session of its own: its folder beside
+    # its controller's, never inside it (Ray's socket paths are capped), so a worker counts
+    # only the containers and processes its own tests made
+    parent = Path(known).parent if known and worker else Path(tempfile.gettempdir())
+    _sweep(parent)
+    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent)
     os.environ["TMPDIR"] = os.environ[_ENV] = folder
+    os.environ[_WORKER] = worker
     tempfile.tempdir = folder
     owner = os.getpid()
 
