@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import require_walls
+
+# wall-clock bounds and a ratio to bare runs taken beside them: one at a time
+# (scripts/run-tests.sh), never beside a second worker's load
+pytestmark = pytest.mark.alone
 
 TASK = Path(__file__).resolve().parent / "looping" / "count-business-days"
 LOOPING = {
