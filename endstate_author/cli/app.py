@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from typing import Annotated
 
 import typer
 
+import endstate_author.interrupts as interrupts
 from endstate_author import __version__
-from endstate_author.interrupts import on_sigint
 
 app = typer.Typer(
     name="endstate-author",
@@ -116,18 +115,12 @@ def _register_optional() -> None:
 _register_optional()
 
 
-def _exit_on_signal(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def main() -> None:
     """Entry point: typer's exit codes, and no traceback for anything that escapes."""
     # SIGTERM/SIGHUP (a CI cancel, `kill`, a closed terminal) must unwind like Ctrl-C, so every
     # sandbox, container and temp dir is removed; the sandbox module's own handler is only
     # installed from the main thread, which prove's worker threads never are.
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _exit_on_signal)
-    signal.signal(signal.SIGINT, on_sigint)  # recorded too, so a swallowed Ctrl-C still stops
+    interrupts.install()
     try:
         app(standalone_mode=True)
     except KeyboardInterrupt:

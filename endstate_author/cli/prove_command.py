@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,12 +24,12 @@ from typing import Any, NoReturn
 
 import endstate_author.cli.progress as progress
 import endstate_author.cli.prove_report as prove_report
+import endstate_author.interrupts as interrupts
 from endstate_author.cli.output import OutputFormat, echo
 from endstate_author.cli.prove_report import exit_code, print_report
 from endstate_author.cli.sandboxes import DEFAULT_KIND, choose
 from endstate_author.engine.textsafe import one_line
 from endstate_author.executors import ExecutorChoice, ExecutorError, choose_executor, load_ray
-from endstate_author.interrupts import on_sigint
 from endstate_author.lint.run import UsageError, resolve_targets
 from endstate_author.prove import (
     CHECK_GROUPS,
@@ -263,9 +262,7 @@ def main(opts: dict[str, Any]) -> NoReturn:
     (``cli/app.py``'s ``main`` around typer's own): SIGTERM and SIGHUP unwind like Ctrl-C, a
     Ctrl-C exits 130, a reader that went away exits 1, anything unforeseen is one line and
     exit 2, never a traceback."""
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _exit_on_signal)
-    signal.signal(signal.SIGINT, on_sigint)  # recorded too, so a swallowed Ctrl-C still stops
+    interrupts.install()
     try:
         status = run(**opts)
     except KeyboardInterrupt:
@@ -286,7 +283,3 @@ def _internal(exc: BaseException) -> NoReturn:
     echo(f"endstate-author: internal error: {type(exc).__name__}: {exc}", err=True)
     echo("please report it with the input that caused it", err=True)
     raise SystemExit(2)
-
-
-def _exit_on_signal(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
