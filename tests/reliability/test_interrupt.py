@@ -113,7 +113,7 @@ def interrupt_once(
     """One run: start, wait ``delay``, signal the group, then inspect what is left."""
     outcome = Outcome(index, delay)
     marker = uuid.uuid4().hex
-    env = private_env(base, marker)
+    env = {**private_env(base, marker), "PYTHONFAULTHANDLER": "1"}
     err_path = base / "stderr.txt"
     started = time.monotonic()
     with open(err_path, "wb") as err:
@@ -148,7 +148,16 @@ def interrupt_once(
         try:
             outcome.returncode = proc.wait(timeout=EXIT_GRACE_S)
         except subprocess.TimeoutExpired:
-            outcome.problems.append(f"still running {EXIT_GRACE_S:.0f} s after the signal")
+            # where it hangs: SIGABRT makes faulthandler (PYTHONFAULTHANDLER, set for every
+            # run here) write every thread's stack to stderr before the process dies
+            os.kill(proc.pid, signal.SIGABRT)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            dump = err_path.read_text(errors="replace").partition("Fatal Python error")[2]
+            outcome.problems.append(f"still running {EXIT_GRACE_S:.0f} s after the signal; "
+                                    f"its threads then: {dump[-4000:]}")
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     outcome.seconds = time.monotonic() - started
