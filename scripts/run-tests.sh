@@ -3,7 +3,7 @@
 #
 # Without arguments (what `make test` and CI run), in two parts:
 #   1. every test not marked `alone`, on $ENDSTATE_TEST_WORKERS pytest-xdist workers (default
-#      2), a test module whole to one worker (tests/conftest.py groups them);
+#      2), a test module whole to one worker (tests/conftest.py's scheduler);
 #   2. the tests marked `alone`, one at a time: each bounds a run by wall-clock time taken
 #      beside another, and a second worker's load would make the bound measure the machine.
 # With arguments, pytest runs them as given, in one process (a file, a -k expression...).
@@ -31,7 +31,7 @@ fi
 workers="${ENDSTATE_TEST_WORKERS:-2}"
 started=$(date +%s)
 echo "run-tests: part 1 of 2: the tests not marked alone, on $workers workers"
-"${PYTEST[@]}" -n "$workers" --dist loadgroup -m "not alone"
+"${PYTEST[@]}" -n "$workers" -m "not alone"
 checked $?
 first=$?
 echo "run-tests: part 2 of 2: the tests marked alone, one at a time"

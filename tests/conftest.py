@@ -31,15 +31,57 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-@pytest.hookimpl(tryfirst=True)
+SHARED_GROUPS = {
+    "tests/editors/test_vscode.py": "vscode",
+    "tests/editors/test_vscode_e2e.py": "vscode",
+    "tests/test_fresh_install.py": "vscode",
+}
+"""Test modules that run on one worker of a parallel run, one after the other: the VS Code
+files build the .vsix once between them (a session fixture: built once per worker), and the
+wheel test_fresh_install builds carries it when it is there, so it is never read while another
+worker writes it."""
+
+
+EACH_ALONE = frozenset({"tests/reliability/test_interrupt.py"})
+"""Modules whose tests are units of their own in a parallel run: long (40-75 s each, 50 runs
+of the command line apiece) and with no fixture of the module's to share."""
+FIRST = ("tests/reliability/test_interrupt.py", "tests/editors/test_precommit.py",
+         "tests/editors/test_vscode_e2e.py", "tests/editors/test_vscode.py",
+         "tests/test_fresh_install.py", "tests/reliability/test_deep_trees.py",
+         "tests/executors/test_ray_cluster.py", "tests/prove/test_mutants.py",
+         "tests/reliability/test_walls_round2_docker.py")
+"""The longest units (30 s and more), run first: a parallel run hands units out in the
+order the tests are collected, and a long one handed out last keeps one worker busy alone."""
+
+
+def group_of(nodeid: str) -> str:
+    """The unit a parallel run hands to one worker whole: the test's module (so a module's
+    fixtures are built once), the group it shares (:data:`SHARED_GROUPS`), or the test
+    itself (:data:`EACH_ALONE`)."""
+    module = nodeid.partition("::")[0]
+    if module in EACH_ALONE:
+        return nodeid
+    return SHARED_GROUPS.get(module, module)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A parallel run (``scripts/run-tests.sh``: pytest-xdist, ``--dist loadgroup``) hands
-    each test module to one worker whole, so a module's fixtures are built once: every test
-    without an ``xdist_group`` of its own is in its module's group. Modules that share a
-    build (the .vsix) or read what another writes name one group between them."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
+    """The :data:`FIRST` modules first, in that order; the rest as collected."""
+    rank = {module: index for index, module in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(FIRST)))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """A parallel run (``scripts/run-tests.sh``: pytest-xdist) hands each :func:`group_of`
+    whole to one worker. Why not ``--dist loadgroup``: its ``xdist_group`` marks rename the
+    test ids, which pytest 9 no longer lets a plugin do, so they group nothing there."""
+    # deferred: only a parallel run (which has pytest-xdist) asks for a scheduler
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
 
 
 def make_fixture_tree(root: Path) -> Path:

@@ -41,9 +41,8 @@ EDITOR_FILES = {
                "tools/copy-schema.mjs"],
 }
 
-# one worker of a parallel run builds the .vsix once for the VS Code files, and the wheel
-# built here carries it when it is there: never read while another worker writes it
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("vscode")]
+# one worker of a parallel run: tests/conftest.py's SHARED_GROUPS says why
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _run(cmd: list[str | Path], **kwargs: Any) -> subprocess.CompletedProcess[str]:

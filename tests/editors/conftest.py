@@ -3,7 +3,7 @@ outcome on its item (the e2e tests save a screenshot when theirs failed).
 
 The build (``scripts/build-vscode.sh``: npm ci, node's unit tests, esbuild, vsce package) is
 the slow part of both test_vscode.py and test_vscode_e2e.py, so it runs once for both (and
-on one worker of a parallel run: both files are in the ``vscode`` group). The time each file
+on one worker of a parallel run: tests/conftest.py's ``SHARED_GROUPS``). The time each file
 took is printed at the end of the run (tests/conftest.py).
 """
 

@@ -36,9 +36,8 @@ TASKS = ROOT / "tasks"
 SERVER = Path(sys.executable).parent / "endstate-author"
 SOURCE_TASK = "fix-csv-report-totals"
 
-# one worker of a parallel run builds the .vsix once for the VS Code files, and the wheel
-# built here carries it when it is there: never read while another worker writes it
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("vscode")]
+# one worker of a parallel run: tests/conftest.py's SHARED_GROUPS says why
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def skip(reason: str) -> None:

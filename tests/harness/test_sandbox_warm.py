@@ -421,6 +421,7 @@ def test_shipped_task_checks_both_ways(name: str, tmp_path: Path) -> None:
              *SHIPPED[name]],
             env=env, capture_output=True, text=True, timeout=300,
         )
+        assert proc.stdout.strip(), f"exit {proc.returncode}, warm={flag}: {proc.stderr[-3000:]}"
         report = json.loads(proc.stdout)
         outcomes.append([(c["check"], c["outcome"]) for t in report["tasks"]
                          for c in t["checks"]])
