@@ -158,7 +158,10 @@ def interrupt_once(
             dump = err_path.read_text(errors="replace").partition("Fatal Python error")[2]
             outcome.problems.append(f"still running {EXIT_GRACE_S:.0f} s after the signal; "
                                     f"its threads then: {dump[-4000:]}")
-            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # the SIGABRT ended the whole group
             proc.wait()
     outcome.seconds = time.monotonic() - started
     stderr = err_path.read_text(errors="replace")
