@@ -6,16 +6,20 @@ import signal
 import threading
 from types import FrameType
 
+from endstate_harness.process.cleanup import later_if_importing
+
 INTERRUPTED = threading.Event()
 
 
-def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+def on_sigint(signum: int, frame: FrameType | None) -> None:
     INTERRUPTED.set()
-    raise KeyboardInterrupt
+    if not later_if_importing(signum, frame):  # never raised inside the import machinery
+        raise KeyboardInterrupt
 
 
-def exit_on_signal(signum: int, _frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+def exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    if not later_if_importing(signum, frame):  # as above
+        raise SystemExit(128 + signum)
 
 
 def install() -> None:
