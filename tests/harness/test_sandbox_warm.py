@@ -413,6 +413,7 @@ def test_shipped_task_checks_both_ways(name: str, tmp_path: Path) -> None:
     """The same outcomes warm and fresh (``bench/warm.py`` does this for every check of every
     shipped task)."""
     outcomes = []
+    details: list[dict[str, str]] = []
     for flag in ("1", "0"):
         env = {**os.environ, warm.WARM_ENV: flag, "ENDSTATE_AUTHOR_CACHE": str(tmp_path)}
         proc = subprocess.run(
@@ -425,7 +426,10 @@ def test_shipped_task_checks_both_ways(name: str, tmp_path: Path) -> None:
         report = json.loads(proc.stdout)
         outcomes.append([(c["check"], c["outcome"]) for t in report["tasks"]
                          for c in t["checks"]])
-    assert outcomes[0] == outcomes[1]
+        details.append({c["check"]: c["detail"] for t in report["tasks"] for c in t["checks"]})
+    differ = {check: (details[0][check], details[1].get(check)) for check, outcome in outcomes[0]
+              if dict(outcomes[1]).get(check) != outcome}
+    assert outcomes[0] == outcomes[1], differ
     # mutants a --mutants bound leaves unrun, and the visible check of a refactor task (exempt),
     # are skipped; nothing fails and nothing is unassessed
     passed = [c for c, o in outcomes[0] if o == "pass"]

@@ -50,7 +50,26 @@ def add(a, b):
 
 # --- reaching the judge from the child ----------------------------------------------------
 
-FORGE_THE_REPORT = """\
+OURS = """\
+def _ours(pid):
+    # whether process ``pid`` descends from the test's own process: without walls the child
+    # sees every process of the machine, and the payloads reach only for their own test's
+    # judges, never another run's (a second test worker's, an author's prove)
+    for _ in range(64):
+        if pid == TEST_PID:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open("/proc/%d/stat" % pid) as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+""".replace("TEST_PID", str(os.getpid()))
+
+FORGE_THE_REPORT = OURS + """\
 import json, os, signal
 
 def _forge():
@@ -59,7 +78,7 @@ def _forge():
         {"id": "tests.test_hidden.HiddenTest.test_cases", "outcome": "passed"}],
         "python": "3"}).encode()
     for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
+        if not pid.isdigit() or int(pid) == os.getpid() or not _ours(int(pid)):
             continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
@@ -84,14 +103,15 @@ def _forge():
 _forge()
 """ + CHEAT
 
-REWRITE_THE_TRUSTED_FILES = """\
+REWRITE_THE_TRUSTED_FILES = OURS + """\
 import glob, os
 
 def _trusted_folders():
-    found = glob.glob("/tmp/endstate-judge-*/trusted")
+    found = glob.glob(SESSION + "/endstate-judge-*/trusted")
     for pid in os.listdir("/proc"):
         try:
-            found.append(os.readlink(f"/proc/{pid}/cwd"))
+            if pid.isdigit() and _ours(int(pid)):
+                found.append(os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             pass
     return [f for f in found if os.path.isfile(os.path.join(f, "tests", "cases.json"))]
@@ -102,7 +122,7 @@ for folder in _trusted_folders():
             fh.write("[[1, 1, 2]]")
     except OSError:
         pass
-""" + CHEAT
+""".replace("SESSION", repr(tempfile.gettempdir())) + CHEAT
 
 TAKE_THE_HOLDOUT_HOME = """\
 import os, shutil
