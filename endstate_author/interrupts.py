@@ -6,7 +6,7 @@ import signal
 import threading
 from types import FrameType
 
-from endstate_harness.process.cleanup import later_if_importing
+from endstate_harness.process.cleanup import exit_on_signal, later_if_importing
 
 INTERRUPTED = threading.Event()
 
@@ -15,11 +15,6 @@ def on_sigint(signum: int, frame: FrameType | None) -> None:
     INTERRUPTED.set()
     if not later_if_importing(signum, frame):  # never raised inside the import machinery
         raise KeyboardInterrupt
-
-
-def exit_on_signal(signum: int, frame: FrameType | None) -> None:
-    if not later_if_importing(signum, frame):  # as above
-        raise SystemExit(128 + signum)
 
 
 def install() -> None:

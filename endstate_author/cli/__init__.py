@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+import endstate_author.interrupts as interrupts
 from endstate_harness.process.cleanup import defer_signals
 
 if TYPE_CHECKING:
@@ -53,9 +54,6 @@ def main() -> None:
             sys.exit(130)
         if status is not None:
             sys.exit(status)
-    # deferred: as light as the standard library, and lint's fast path above needs none of it
-    import endstate_author.interrupts as interrupts
-
     interrupts.install()  # before the deferred section below: what it defers is delivered here
     try:
         # Signals wait until the imports are done (~0.3 s): a KeyboardInterrupt raised inside

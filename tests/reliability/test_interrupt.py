@@ -157,7 +157,7 @@ def interrupt_once(
                 pass
             dump = err_path.read_text(errors="replace").partition("Fatal Python error")[2]
             outcome.problems.append(f"still running {EXIT_GRACE_S:.0f} s after the signal; "
-                                    f"its threads then: {dump[-4000:]}")
+                                    f"its threads then: {dump[:8000]}")
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:

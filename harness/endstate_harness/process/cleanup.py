@@ -83,12 +83,14 @@ class _Cleanup:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
                 if signal.getsignal(signum) is signal.SIG_DFL:
-                    signal.signal(signum, _exit_on_signal)
+                    signal.signal(signum, exit_on_signal)
             except (ValueError, OSError):  # not settable here (e.g. embedded interpreter)
                 pass
 
 
-def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+def exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM's and SIGHUP's handler: ``SystemExit(128 + signum)``, which unwinds as Ctrl-C
+    does (never raised inside the import machinery: :func:`later_if_importing`)."""
     if not later_if_importing(signum, frame):
         raise SystemExit(128 + signum)
 
